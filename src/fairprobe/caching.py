@@ -1,0 +1,112 @@
+"""Cached model calls: each distinct input goes to the model once (DESIGN.md §1, "execute").
+
+:class:`CachedClassifier` and :class:`CachedChatModel` wrap a model of either protocol. A batch is
+de-duplicated, looked up in the run store and then the global cache (by fingerprint key and
+request key), and only the misses are sent to the model, in chunks; each answered chunk is written
+in one transaction before the next is sent, so a killed run loses at most one chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from fairprobe.models.base import (
+    ChatModel,
+    ChatRequest,
+    ChatResponse,
+    Classifier,
+    Fingerprint,
+    Prediction,
+    sha256_hex,
+)
+from fairprobe.store import Store
+
+
+class _CachedCalls:
+    """Shared lookup / call / write-back logic for both protocols."""
+
+    def __init__(self, fingerprint: Fingerprint, stores: Sequence[Store], chunk_size: int):
+        self.fingerprint = fingerprint
+        self._stores = [s for s in stores if s is not None]
+        self._fp = fingerprint.key
+        self.chunk_size = max(1, chunk_size)
+        self.calls = 0
+        """Number of inputs actually sent to the model (cache misses)."""
+        self.hits = 0
+        for store in self._stores:
+            store.record_model(self._fp, fingerprint.to_json())
+
+    def _resolve(
+        self,
+        keys: list[str],
+        items: list[Any],
+        call: Callable[[list[Any]], list[Any]],
+        encode: Callable[[Any], Any],
+        decode: Callable[[Any], Any],
+        on_chunk: Callable[[int], None] | None,
+    ) -> list[Any]:
+        unique: dict[str, Any] = {}
+        for key, item in zip(keys, items, strict=True):
+            unique.setdefault(key, item)
+        found: dict[str, Any] = {}
+        for store in self._stores:
+            missing = [k for k in unique if k not in found]
+            if not missing:
+                break
+            hits = store.get_responses(self._fp, missing)
+            found.update(hits)
+        if found and self._stores:
+            # Copy global-cache hits into the run store so the run directory is self-contained.
+            self._stores[0].put_responses(self._fp, {k: v for k, v in found.items()})
+        self.hits += len(found)
+        if on_chunk and found:
+            on_chunk(sum(1 for k in keys if k in found))
+        todo = [k for k in unique if k not in found]
+        for start in range(0, len(todo), self.chunk_size):
+            chunk = todo[start : start + self.chunk_size]
+            outputs = call([unique[k] for k in chunk])
+            if len(outputs) != len(chunk):
+                from fairprobe.errors import ModelOutputError
+
+                raise ModelOutputError(
+                    f"model {self.fingerprint.model_id} returned {len(outputs)} answers for {len(chunk)} inputs"
+                )
+            encoded = {k: encode(o) for k, o in zip(chunk, outputs, strict=True)}
+            for store in self._stores:
+                store.put_responses(self._fp, encoded)
+            found.update(encoded)
+            self.calls += len(chunk)
+            if on_chunk:
+                on_chunk(sum(1 for k in keys if k in encoded))
+        return [decode(found[k]) for k in keys]
+
+
+class CachedClassifier(_CachedCalls):
+    """A :class:`Classifier` whose predictions are cached by (fingerprint, text)."""
+
+    def __init__(self, inner: Classifier, stores: Sequence[Store], chunk_size: int = 64):
+        super().__init__(inner.fingerprint, stores, chunk_size)
+        self.inner = inner
+
+    def predict(self, texts: list[str], on_chunk: Callable[[int], None] | None = None) -> list[Prediction]:
+        keys = [sha256_hex(t) for t in texts]
+        return self._resolve(
+            keys, list(texts), self.inner.predict, Prediction.to_json, Prediction.from_json, on_chunk
+        )
+
+
+class CachedChatModel(_CachedCalls):
+    """A :class:`ChatModel` whose responses are cached by (fingerprint, request incl. seed + repeat)."""
+
+    def __init__(self, inner: ChatModel, stores: Sequence[Store], chunk_size: int = 16):
+        super().__init__(inner.fingerprint, stores, chunk_size)
+        self.inner = inner
+
+    def chat(
+        self, requests: list[ChatRequest], on_chunk: Callable[[int], None] | None = None
+    ) -> list[ChatResponse]:
+        keys = [r.cache_key() for r in requests]
+        return self._resolve(
+            keys, list(requests), self.inner.chat, ChatResponse.to_json, ChatResponse.from_json, on_chunk
+        )

@@ -1,0 +1,186 @@
+"""The ``fairprobe`` command line: one sub-command per technique plus run / report / demo / init.
+
+Exit codes: 0 all thresholds pass, 1 a threshold fails, 2 a usage or input error (one red line,
+no traceback). Anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from importlib.resources import files
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from fairprobe import __version__
+from fairprobe.errors import FairprobeError, UsageError
+
+app = typer.Typer(
+    name="fairprobe",
+    help="Test language models for unfair, biased behaviour.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+models_app = typer.Typer(help="Inspect model backends.", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+
+err = Console(stderr=True)
+out = Console()
+
+FailOn = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-on", help="fail condition METRIC OP VALUE, e.g. 'error_rate.atomic>0.1' (repeatable)"
+    ),
+]
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"fairprobe {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="print the version and exit")
+    ] = False,
+) -> None:
+    """fairprobe: HInter, Meta-Fair, CAFFE, fairness certificates and BAFA behind one spec and one report."""
+
+
+def parse_fail_on(values: list[str] | None):
+    from fairprobe.spec import Threshold
+
+    try:
+        return [Threshold.parse(v) for v in values or []]
+    except FairprobeError as exc:
+        raise UsageError(f"--fail-on: {exc}") from None
+
+
+def finish(outcomes) -> None:
+    """Print where each report is and exit 1 when any threshold failed."""
+    failed = False
+    for outcome in outcomes:
+        verdict = "[green]passed[/]" if outcome.passed else "[red]FAILED[/]"
+        out.print(f"{outcome.summary['name']}: {verdict} · report: {outcome.report}")
+        failed |= not outcome.passed
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def run(
+    spec: Annotated[Path, typer.Argument(help="spec file (YAML); write one with `fairprobe init`")],
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="base folder; each block runs into OUT/NAME")
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option(help="replace a run of a different spec in the same folder")
+    ] = False,
+    fail_on: FailOn = None,
+) -> None:
+    """Run every technique block of a spec file, one run directory per block."""
+    from fairprobe.runner import run_block
+    from fairprobe.spec import load_spec
+
+    blocks, settings = load_spec(spec)
+    thresholds = parse_fail_on(fail_on)
+    base = out_dir or Path(settings.get("out", "fairprobe-runs"))
+    finish([run_block(b, base / b.name, overwrite=overwrite, fail_on=thresholds) for b in blocks])
+
+
+@app.command()
+def demo(
+    out_dir: Annotated[Path, typer.Option("--out", help="run folder")] = Path("fairprobe-runs"),
+    overwrite: Annotated[bool, typer.Option(help="replace an earlier demo run of a different spec")] = False,
+) -> None:
+    """Run the embedded demo spec end to end and print where report.html is."""
+    from fairprobe.runner import run_block
+    from fairprobe.spec import parse_spec
+
+    text = files("fairprobe").joinpath("demo.yaml").read_text(encoding="utf-8")
+    blocks = parse_spec(text, "fairprobe/demo.yaml")
+    outcomes = [run_block(b, out_dir / b.name, overwrite=overwrite) for b in blocks]
+    for o in outcomes:
+        out.print(f"[bold]{o.summary['technique']}[/] metrics: {json.dumps(_headline(o.summary['metrics']))}")
+    finish(outcomes)
+
+
+def _headline(metrics: dict) -> dict:
+    return {k: v for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
+@app.command()
+def report(run_dir: Annotated[Path, typer.Argument(help="a run folder (holds run.db)")]) -> None:
+    """Re-render findings.jsonl, summary.json, report.html and junit.xml from run.db."""
+    from fairprobe.runner import render_reports
+
+    summary = render_reports(run_dir)
+    out.print(f"report: {run_dir / 'report.html'}")
+    if not summary["passed"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def init(
+    path: Annotated[Path, typer.Argument(help="where to write the spec")] = Path("fairprobe.yaml"),
+    force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
+) -> None:
+    """Write a commented example spec with one block per installed technique."""
+    from fairprobe.registry import techniques
+
+    if path.exists() and not force:
+        raise UsageError(f"{path} exists; pass --force to overwrite it or give another path")
+    lines = [
+        "# fairprobe spec: run it with `fairprobe run " + str(path) + "`",
+        "version: 1",
+        "seed: 0                      # every random choice derives from this seed",
+        "out: fairprobe-runs          # each block runs into OUT/<block name>",
+        'thresholds: []               # fail conditions for every block, e.g. ["accuracy < 0.8"]',
+        "",
+    ]
+    for index, (name, tech) in enumerate(techniques().items()):
+        lines.append(f"# --- {name}: {tech.summary}")
+        example = tech.example or f"{name}: {{}}\n"
+        # Only the first technique is active; the others are commented out to keep the spec runnable fast.
+        if index > 0:
+            example = "".join(f"# {line}\n" if line.strip() else "\n" for line in example.splitlines())
+        lines.append(example)
+    path.write_text("\n".join(lines), encoding="utf-8")
+    out.print(f"wrote {path}")
+
+
+@models_app.command("check")
+def models_check(uri: Annotated[str, typer.Argument(help="model URI, e.g. embedded:imdb-sentiment")]) -> None:
+    """Load a model, send one request, print its fingerprint and latency."""
+    from fairprobe.models.check import check_model
+
+    result = check_model(uri)
+    out.print_json(json.dumps(result, default=str))
+
+
+def _add_technique_commands() -> None:
+    from fairprobe.registry import techniques
+
+    for tech in techniques().values():
+        if tech.cli is not None:
+            tech.cli(app)
+
+
+def main() -> None:
+    try:
+        _add_technique_commands()
+        app()
+    except FairprobeError as exc:
+        err.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,37 @@
+"""One exception hierarchy. The CLI turns a :class:`FairprobeError` into one red line and exit 2.
+
+Every message says what is wrong *and* what to do about it. Anything that is not a
+``FairprobeError`` is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class FairprobeError(Exception):
+    """Base class of every expected, user-facing error."""
+
+    exit_code = 2
+
+
+class SpecError(FairprobeError):
+    """A spec file (or a block of one) is malformed or names something unknown."""
+
+
+class DataError(FairprobeError):
+    """A dataset, lexicon or other input file is missing, empty or malformed."""
+
+
+class ModelError(FairprobeError):
+    """A model cannot be loaded or called (bad URI, missing file, unreachable server, ...)."""
+
+
+class ModelOutputError(ModelError):
+    """A model answered, but its answer cannot be used (malformed JSON body, wrong count, ...)."""
+
+
+class RunStateError(FairprobeError):
+    """A run directory conflicts with the requested run (different spec without --overwrite)."""
+
+
+class UsageError(FairprobeError):
+    """A command-line option or combination of options is invalid."""

@@ -1,0 +1,135 @@
+"""The black box h*: x → s* ∈ [0, 1] (bafa.txt App. A.2.1 "Black-box interface").
+
+Every score goes through the run's cached models (``ctx.classifier`` / ``ctx.chat``), so a re-run
+sends no query twice. A classifier's score is ``Prediction.scores[positive_label]``; a chat model
+is asked for a 0–100 confidence that the label applies, as in the paper's Bias-in-Bios setup
+(A.4.2: integer confidences in [0, 100], normalised to [0, 1]); an answer with no number in range
+scores 0.5 and is counted as invalid. ``--scores FILE`` audits cached scores offline.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fairprobe.errors import DataError, ModelOutputError, UsageError
+from fairprobe.models.base import ChatRequest
+
+SYSTEM = (
+    "You are an impartial evaluation system. Given a text, rate how likely it is that the label "
+    "'{label}' applies to it. Return ONLY valid JSON (no markdown): {{\"confidence\": N}} where N is an "
+    "integer from 0 to 100."
+)
+_NUMBER = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)(?!\d)")
+
+
+def parse_confidence(text: str) -> float | None:
+    """A 0–100 confidence from a chat answer as a score in [0, 1]; ``None`` when there is none."""
+    from fairprobe.text.json_output import extract_json
+
+    try:
+        obj = extract_json(text, dict)
+        for key in ("confidence", "score", "probability"):
+            if key in obj:
+                value = float(obj[key])
+                return value / 100.0 if 0 <= value <= 100 else None
+    except (ModelOutputError, TypeError, ValueError):
+        pass
+    for match in _NUMBER.finditer(text):
+        value = float(match.group(1))
+        if 0 <= value <= 100:
+            return value / 100.0
+    return None
+
+
+class BlackBox:
+    """Scores pool texts through the run context's cached model, counting distinct queries."""
+
+    def __init__(self, ctx: Any, uri: str, positive_label: str, max_tokens: int = 32, seed: int = 0):
+        from fairprobe.models.uri import model_kind
+
+        self.kind = model_kind(uri)
+        self.uri, self.label, self.max_tokens, self.seed = uri, positive_label, max_tokens, seed
+        self.model = ctx.classifier(uri) if self.kind == "classifier" else ctx.chat(uri)
+        self.invalid = 0
+        self.answers = 0
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros(0)
+        if self.kind == "classifier":
+            preds = self.model.predict(texts)
+            out = []
+            for p in preds:
+                if self.label not in p.scores:
+                    raise ModelOutputError(
+                        f"{self.uri} gives no score for label {self.label!r} (scores: {', '.join(p.scores) or 'none'}); "
+                        "pass the right --positive-label or use a model that returns scores"
+                    )
+                out.append(float(p.scores[self.label]))
+            return np.clip(np.array(out), 0.0, 1.0)
+        system = SYSTEM.format(label=self.label)
+        requests = [
+            ChatRequest.of(
+                [{"role": "system", "content": system}, {"role": "user", "content": t}],
+                temperature=0.0,
+                max_tokens=self.max_tokens,
+                seed=self.seed,
+            )
+            for t in texts
+        ]
+        scores = []
+        for response in self.model.chat(requests):
+            value = parse_confidence(response.text)
+            self.answers += 1
+            if value is None:
+                self.invalid += 1
+                value = 0.5
+            scores.append(value)
+        return np.array(scores)
+
+
+def read_scores(path: str) -> dict[str, float]:
+    """``id → score`` from a CSV with columns ``id`` and ``score`` (scores above 1 are read as 0–100)."""
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise DataError(f"scores file {path!r} not found; give a CSV with columns id,score")
+    with open(file, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        if not {"id", "score"} <= set(reader.fieldnames or []):
+            raise DataError(f"{path}: needs columns id and score, found {', '.join(reader.fieldnames or [])}")
+        scores = {}
+        for row in reader:
+            try:
+                scores[str(row["id"])] = float(row["score"])
+            except ValueError:
+                raise DataError(
+                    f"{path}: score {row['score']!r} of id {row['id']!r} is not a number"
+                ) from None
+    if scores and max(scores.values()) > 1.0:
+        scores = {k: v / 100.0 for k, v in scores.items()}
+    return scores
+
+
+class CachedScores:
+    """A ``--scores`` file as the black box: the pool's ids must all be in it."""
+
+    kind = "scores"
+
+    def __init__(self, path: str, ids: list[str]):
+        self.table = read_scores(path)
+        missing = [i for i in ids if i not in self.table]
+        if missing:
+            raise UsageError(
+                f"{path} has no score for {len(missing)} pool ids (e.g. {missing[0]!r}); "
+                "score the whole pool or choose --pool-size within it"
+            )
+        self.invalid = 0
+        self.answers = 0
+
+    def lookup(self, ids: list[str]) -> np.ndarray:
+        return np.array([self.table[i] for i in ids])

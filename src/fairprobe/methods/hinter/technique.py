@@ -1,0 +1,36 @@
+"""Registers HInter with the core: its spec block, pipeline stages and CLI commands."""
+
+from __future__ import annotations
+
+from fairprobe.methods.hinter.analysis import analyse
+from fairprobe.methods.hinter.block import HInterBlock
+from fairprobe.methods.hinter.cli import add_commands
+from fairprobe.methods.hinter.pipeline import execute
+from fairprobe.registry import Technique
+
+EXAMPLE = """\
+hinter:
+  model: embedded:imdb-sentiment      # classifier URI, or a chat URI (asked with the paper's Table 7 prompts)
+  data: imdb-sample                   # CSV / JSONL / Parquet, imdb-sample, or hf:NAME[:CONFIG][:SPLIT]
+  attributes: [race, gender, body]    # from the bias dictionary
+  order: 2                            # 1 = atomic only, 2 = + pairs, 3 = + triples
+  # limit: 50                         # first N texts
+  # max_mutants_per_text: 20          # seeded sample per text and kind
+  # invariant: true                   # dependency invariant (Algorithms 3-4)
+  # score_discarded: false            # count false positives of discarded mutants (RQ3.2)
+  # dictionary: my_pairs.csv          # header attribute,word,replacement
+  # fluency: embedded:smollm2         # grammatical validity of texts (RQ2)
+  thresholds:
+    - "error_rate.intersectional > 0.10"
+"""
+
+TECHNIQUE = Technique(
+    name="hinter",
+    summary="intersectional metamorphic bias testing with hidden-bias analysis (HInter)",
+    block=HInterBlock,
+    execute=execute,
+    analyse=analyse,
+    model_uri=lambda b: b.model,
+    example=EXAMPLE,
+    cli=add_commands,
+)

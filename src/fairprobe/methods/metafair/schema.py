@@ -1,0 +1,137 @@
+"""The metamorphic test format (one JSON object per test), shared by the generator's output and
+``fairprobe metafair run --tests`` (metafair.txt §3.2.1: dimension, source and follow-up prompts,
+attribute(s) and an optional explanation).
+
+``{"mr": "MR1", "dimension": "gender", "attributes": ["female"], "source": "...", "follow_up": "...",
+"explanation": "..."}`` — ``attributes`` holds one or two strings; ``run`` does not require them to be in
+the catalogue. An ``id`` is optional: a stable hash of the content is used when absent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from fairprobe.errors import DataError
+from fairprobe.lexicons.metafair_catalogue import DIMENSIONS
+from fairprobe.models.base import canonical_json, sha256_hex
+
+FIELDS = {"id", "mr", "dimension", "attributes", "source", "follow_up", "explanation"}
+
+
+class InvalidTest(ValueError):
+    """A generated or hand-written test that does not follow the format (one line: why)."""
+
+
+@dataclass(frozen=True)
+class MetamorphicTest:
+    mr: str
+    dimension: str
+    attributes: tuple[str, ...]
+    source: str
+    follow_up: str
+    explanation: str = ""
+    id: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["attributes"] = list(self.attributes)
+        return d
+
+
+def content_id(mr: str, source: str, follow_up: str) -> str:
+    return f"{mr}-{sha256_hex(canonical_json([mr, source, follow_up]))[:10]}"
+
+
+def validate_test(obj: Any, expect_mr: str | None = None) -> MetamorphicTest:
+    """The :class:`MetamorphicTest` in ``obj``, or :class:`InvalidTest` saying what is wrong."""
+    from fairprobe.methods.metafair.relations import relations
+
+    if not isinstance(obj, dict):
+        raise InvalidTest(f"a test must be a JSON object, got {type(obj).__name__}")
+    unknown = set(obj) - FIELDS
+    if unknown:
+        raise InvalidTest(f"unknown field(s) {', '.join(sorted(unknown))}")
+    mr = obj.get("mr")
+    if not isinstance(mr, str) or not re.fullmatch(r"MR(?:[1-9]|1[0-4])", mr.strip()):
+        raise InvalidTest(f"'mr' must be one of MR1 … MR14, got {mr!r}")
+    mr = mr.strip()
+    if expect_mr is not None and mr != expect_mr:
+        raise InvalidTest(f"'mr' is {mr} but {expect_mr} was asked for")
+    dim = obj.get("dimension")
+    if dim not in DIMENSIONS:
+        raise InvalidTest(f"'dimension' must be one of {', '.join(DIMENSIONS)}, got {dim!r}")
+    attrs = obj.get("attributes")
+    if isinstance(attrs, str):
+        raise InvalidTest("'attributes' must be a list of one or two strings, got a string")
+    if not isinstance(attrs, list) or not 1 <= len(attrs) <= 2 or not all(isinstance(a, str) and a.strip() for a in attrs):
+        raise InvalidTest(f"'attributes' must be a list of one or two non-empty strings, got {attrs!r}")
+    rel = relations()[mr]
+    if len(attrs) != rel.attributes:
+        raise InvalidTest(f"{mr} ({rel.name}) needs {rel.attributes} attribute(s), got {len(attrs)}")
+    texts = {}
+    for key in ("source", "follow_up"):
+        value = obj.get(key)
+        if not isinstance(value, str) or len(value.strip()) < 8:
+            raise InvalidTest(f"'{key}' must be a prompt of at least 8 characters, got {value!r}")
+        texts[key] = " ".join(value.split())
+    if texts["source"].casefold() == texts["follow_up"].casefold():
+        raise InvalidTest("'source' and 'follow_up' are identical: the follow-up must change the demographic")
+    explanation = obj.get("explanation", "")
+    if not isinstance(explanation, str):
+        raise InvalidTest("'explanation' must be a string")
+    test_id = obj.get("id") or content_id(mr, texts["source"], texts["follow_up"])
+    if not isinstance(test_id, str):
+        raise InvalidTest("'id' must be a string")
+    return MetamorphicTest(mr, dim, tuple(a.strip() for a in attrs), texts["source"], texts["follow_up"],
+                           explanation.strip(), test_id)
+
+
+def read_tests(path: str | Path) -> tuple[list[MetamorphicTest], list[dict[str, Any]]]:
+    """Valid tests of a JSONL (or JSON array) file and the invalid rows (``line``, ``mr``, ``error``, ``raw``).
+
+    Invalid rows never stop a run: they are counted and reported as invalid prompts.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"tests file {p} not found; write one with `fairprobe metafair generate` or give the shipped set")
+    text = p.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        try:
+            rows = [(i + 1, json.dumps(o)) for i, o in enumerate(json.loads(text))]
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{p}: not valid JSON ({exc.msg}); write one test object per line (JSONL)") from None
+    else:
+        rows = [(i + 1, line) for i, line in enumerate(text.splitlines()) if line.strip()]
+    tests, invalid, seen = [], [], set()
+    for line_no, line in rows:
+        obj: Any = None
+        try:
+            obj = json.loads(line)
+            test = validate_test(obj)
+        except (json.JSONDecodeError, InvalidTest) as exc:
+            mr = obj.get("mr") if isinstance(obj, dict) else None
+            invalid.append({"line": line_no, "mr": mr if isinstance(mr, str) else None, "error": str(exc), "raw": line[:500]})
+            continue
+        if test.id in seen:
+            invalid.append({"line": line_no, "mr": test.mr, "error": f"duplicate id {test.id}", "raw": line[:500]})
+            continue
+        seen.add(test.id)
+        tests.append(test)
+    if not tests and not invalid:
+        raise DataError(f"{p} holds no tests; write one JSON object per line")
+    return tests, invalid
+
+
+def write_tests(path: str | Path, tests: list[MetamorphicTest]) -> None:
+    Path(path).write_text("".join(json.dumps(t.to_json(), ensure_ascii=False) + "\n" for t in tests), encoding="utf-8")
+
+
+def shipped_tests_path() -> Path:
+    """The hand-written set (≥ 5 valid tests per MR) shipped with fairprobe."""
+    from importlib.resources import files
+
+    return Path(str(files("fairprobe.methods.metafair").joinpath("data/shipped_tests.jsonl")))

@@ -1,0 +1,214 @@
+"""Model URIs: one string names a model everywhere — CLI flags and spec files (DESIGN.md §3).
+
+====================================  ===========================================  ==========
+URI                                   backend                                      kind
+====================================  ===========================================  ==========
+``spacy:PATH``                        spaCy textcat pipeline                        classifier
+``hf:PATH_OR_ID``                     transformers classifier or causal LM          either
+``openai:MODEL``                      OpenAI API, key from ``OPENAI_API_KEY``       chat
+``openai+http://HOST:PORT/v1#MODEL``  any OpenAI-compatible server                  chat
+``gguf:PATH``                         in-process llama.cpp                          chat
+``py:module:function``               Python classifier function                    classifier
+``py-chat:module:function``          Python chat function                          chat
+``embedded:imdb-sentiment``           packaged spaCy sentiment model                classifier
+``embedded:smollm2``                  packaged SmolLM2-135M-Instruct GGUF           chat
+====================================  ===========================================  ==========
+
+Backend options (``concurrency``, ``timeout``, ``retries``, ``n_ctx``, ...) are keyword options of
+the loaders and are checked here, in one place. Decoding parameters (temperature, max_tokens,
+seed) are not options: every :class:`ChatRequest` carries its own.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from fairprobe.errors import ModelError
+from fairprobe.models.base import ChatModel, Classifier
+
+SCHEMES = ("spacy", "hf", "openai", "openai+http", "openai+https", "gguf", "py", "py-chat", "embedded")
+SCHEME_HELP = "spacy:, hf:, openai:, openai+http://HOST:PORT/v1#MODEL, gguf:, py:, py-chat:, embedded:"
+_DECODING = ("temperature", "max_tokens", "seed", "top_p")
+_INTERNAL = ("model_id", "api_key", "backend")  # set by the loaders, never by users (no secrets in specs)
+
+Kind = Literal["classifier", "chat"]
+
+
+@dataclass(frozen=True)
+class ModelURI:
+    """A parsed model URI: ``scheme:target#fragment`` (the fragment only for ``openai+http(s)``).
+
+    For ``openai+http://h:p/v1#m`` the target is the base URL ``http://h:p/v1`` and the fragment
+    the model name ``m``.
+    """
+
+    scheme: str
+    target: str
+    fragment: str = ""
+
+    def __str__(self) -> str:
+        if self.scheme.startswith("openai+"):
+            return f"openai+{self.target}" + (f"#{self.fragment}" if self.fragment else "")
+        return f"{self.scheme}:{self.target}"
+
+
+def parse_uri(uri: str) -> ModelURI:
+    """Split a model URI into scheme, target and fragment; raise :class:`ModelError` if malformed."""
+    text = str(uri).strip()
+    scheme, sep, rest = text.partition(":")
+    scheme = scheme.lower()
+    if not sep or not scheme:
+        raise ModelError(f"{text!r} is not a model URI (no scheme); use one of {SCHEME_HELP}")
+    if scheme not in SCHEMES:
+        raise ModelError(f"unknown model URI scheme '{scheme}' in '{text}'; use one of {SCHEME_HELP}")
+    if scheme.startswith("openai+"):
+        url, _, model = f"{scheme.removeprefix('openai+')}:{rest}".partition("#")
+        parts = urlsplit(url)
+        if not parts.hostname:
+            raise ModelError(f"model URI '{text}' has no host; write it as openai+http://HOST:PORT/v1#MODEL")
+        return ModelURI(scheme, url.rstrip("/"), model.strip())
+    if not rest.strip():
+        raise ModelError(f"model URI '{text}' names no model after '{scheme}:'; e.g. {_example(scheme)}")
+    return ModelURI(scheme, rest.strip())
+
+
+def _example(scheme: str) -> str:
+    return {
+        "spacy": "spacy:./my_textcat_model",
+        "hf": "hf:./my_model or hf:org/name",
+        "openai": "openai:gpt-4o-mini",
+        "gguf": "gguf:./model.gguf",
+        "py": "py:my_module:predict",
+        "py-chat": "py-chat:my_module:chat",
+        "embedded": "embedded:imdb-sentiment or embedded:smollm2",
+    }.get(scheme, SCHEME_HELP)
+
+
+def model_kind(uri: str | ModelURI) -> Kind:
+    """Whether ``uri`` is naturally a classifier or a chat model (``hf:`` reads the config)."""
+    u = uri if isinstance(uri, ModelURI) else parse_uri(uri)
+    if u.scheme in ("spacy", "py"):
+        return "classifier"
+    if u.scheme == "embedded":
+        from fairprobe.models.embedded import embedded_kind
+
+        return embedded_kind(u.target)
+    if u.scheme == "hf":
+        from fairprobe.models.hf_backend import hf_kind
+
+        return hf_kind(u.target)
+    return "chat"
+
+
+def _check_option(cls: Any, uri: ModelURI, name: str) -> None:
+    """Raise :class:`ModelError` unless ``name`` is a keyword option of backend class ``cls``."""
+    params = inspect.signature(cls).parameters
+    known = [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY and n not in _INTERNAL]
+    if name in _DECODING:
+        raise ModelError(
+            f"{name} is a decoding parameter, not an option of {uri}: set it on each request (ChatRequest)"
+        )
+    if name not in known:
+        raise ModelError(
+            f"unknown option {name!r} for {uri}; options of this backend: {', '.join(known) or 'none'}"
+        )
+
+
+def _construct(
+    cls: Any, uri: ModelURI, args: tuple[Any, ...], options: dict[str, Any], **internal: Any
+) -> Any:
+    """``cls(*args, **options, **internal)`` after checking every user option is one ``cls`` accepts."""
+    for name in options:
+        _check_option(cls, uri, name)
+    return cls(*args, **options, **internal)
+
+
+def _api_key(env_name: str | None, uri: ModelURI) -> str | None:
+    if env_name is None:
+        return None
+    value = os.environ.get(env_name, "")
+    if not value:
+        raise ModelError(f"{env_name} is not set; export {env_name}=... to use {uri}")
+    return value
+
+
+def _build(u: ModelURI, kind: Kind, options: dict[str, Any]) -> Any:
+    if u.scheme == "spacy":
+        from fairprobe.models.spacy_backend import SpacyClassifier
+
+        return _construct(SpacyClassifier, u, (u.target,), options)
+    if u.scheme == "hf":
+        from fairprobe.models.hf_backend import HFChat, HFClassifier
+
+        return _construct(HFClassifier if kind == "classifier" else HFChat, u, (u.target,), options)
+    if u.scheme in ("openai", "openai+http", "openai+https"):
+        from fairprobe.models.openai_backend import OPENAI_BASE_URL, OpenAIChat
+
+        options = dict(options)
+        if u.scheme == "openai":
+            key = _api_key(options.pop("api_key_env", "OPENAI_API_KEY"), u)
+            base = options.pop("base_url", OPENAI_BASE_URL)
+            return _construct(OpenAIChat, u, (base, u.target), options, api_key=key, backend="openai")
+        key = _api_key(options.pop("api_key_env", None), u)
+        return _construct(OpenAIChat, u, (u.target, u.fragment or None), options, api_key=key)
+    if u.scheme == "gguf":
+        from fairprobe.models.gguf_backend import GGUFChat
+
+        return _construct(GGUFChat, u, (u.target,), options)
+    if u.scheme == "py":
+        from fairprobe.models.python_backend import PyClassifier
+
+        return _construct(PyClassifier, u, (u.target,), options)
+    if u.scheme == "py-chat":
+        from fairprobe.models.python_backend import PyChat
+
+        return _construct(PyChat, u, (u.target,), options)
+    from fairprobe.models.embedded import load_embedded
+    from fairprobe.models.gguf_backend import GGUFChat
+    from fairprobe.models.spacy_backend import SpacyClassifier
+
+    for name in options:
+        _check_option(SpacyClassifier if kind == "classifier" else GGUFChat, u, name)
+    return load_embedded(u.target, **options)
+
+
+def load_model(uri: str, **options: Any) -> Classifier | ChatModel:
+    """Load whatever ``uri`` naturally is: a :class:`Classifier` or a :class:`ChatModel`."""
+    u = parse_uri(uri)
+    return _build(u, model_kind(u), options)
+
+
+def load_classifier(uri: str, **options: Any) -> Classifier:
+    """Load a :class:`Classifier`.
+
+    A chat-model URI needs ``task=ClassificationTask(...)``: it is then wrapped in an
+    :class:`~fairprobe.models.llm_classifier.LLMClassifier`.
+    """
+    u = parse_uri(uri)
+    task = options.pop("task", None)
+    kind = model_kind(u)
+    if kind == "chat":
+        if task is None:
+            raise ModelError(
+                f"{u} is a chat model, not a classifier; give a classification task (labels, prompt) to use it as one"
+            )
+        from fairprobe.models.llm_classifier import LLMClassifier
+
+        return LLMClassifier(_build(u, kind, options), task)
+    if task is not None:
+        raise ModelError(f"{u} is already a classifier; drop the classification task")
+    return _build(u, kind, options)
+
+
+def load_chat(uri: str, **options: Any) -> ChatModel:
+    """Load a :class:`ChatModel`; options are backend options (``concurrency``, ``timeout``, ...)."""
+    u = parse_uri(uri)
+    if model_kind(u) != "chat":
+        raise ModelError(
+            f"{u} is a classifier, not a chat model; use a chat model URI such as embedded:smollm2"
+        )
+    return _build(u, "chat", options)

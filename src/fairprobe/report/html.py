@@ -1,0 +1,98 @@
+"""report.html: one self-contained file (no network) rendered with jinja2 autoescaping.
+
+Model text is untrusted: every string goes through escaping, and the findings table is filled
+from a JSON data island by script that only ever assigns ``textContent``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+
+from fairprobe.report.sections import Analysis
+from fairprobe.report.svg import bar_chart, venn_chart
+
+MAX_TABLE_FINDINGS = 5000
+"""The HTML table shows at most this many findings (failures first); findings.jsonl has all."""
+
+_env = Environment(
+    loader=PackageLoader("fairprobe.report", "templates"), autoescape=select_autoescape(["html", "j2"])
+)
+
+
+def _json_island(data: Any) -> Markup:
+    """JSON safe to embed in a <script type="application/json"> element."""
+    text = json.dumps(data, ensure_ascii=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)
+
+
+MAX_CELL = 300
+"""Characters of a text cell shown in the findings table (the full text is in findings.jsonl)."""
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, int | float | bool) or value is None:
+        return value
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= MAX_CELL else text[:MAX_CELL] + "…"
+
+
+def table_findings(
+    findings: list[dict[str, Any]], analysis: Analysis
+) -> tuple[list[str], list[list[Any]], int]:
+    """Columns and rows for the findings table, failures first, capped at MAX_TABLE_FINDINGS."""
+    columns = analysis.finding_columns or sorted(
+        {k for f in findings[:200] for k, v in f.items() if isinstance(v, str | int | float | bool)}
+    )
+    ordered = findings
+    if analysis.failure_field:
+        ordered = sorted(findings, key=lambda f: not f.get(analysis.failure_field, False))
+    shown = ordered[:MAX_TABLE_FINDINGS]
+    rows = [[_scalar(f.get(c)) for c in columns] for f in shown]
+    return columns, rows, len(findings) - len(shown)
+
+
+def render_html(
+    path: Path, summary: dict[str, Any], analysis: Analysis, findings: list[dict[str, Any]]
+) -> None:
+    from fairprobe.report.writers import atomic_write
+    from fairprobe.spec import flatten_metric_paths, lookup_metric
+
+    columns, rows, hidden = table_findings(findings, analysis)
+    headline = []
+    for metric in flatten_metric_paths(summary["metrics"])[:40]:
+        headline.append(
+            (metric, lookup_metric(summary["metrics"], metric), _ci_of(summary["metrics"], metric))
+        )
+    charts = {"bar": bar_chart, "venn": venn_chart}
+    sections = [(s, charts[s.kind](s) if s.kind in charts else None) for s in analysis.sections]
+    failure_col = columns.index(analysis.failure_field) if analysis.failure_field in columns else -1
+    html = _env.get_template("report.html.j2").render(
+        summary=summary,
+        headline=headline,
+        sections=sections,
+        columns=columns,
+        table_data=_json_island({"columns": columns, "rows": rows, "failure_col": failure_col}),
+        hidden=hidden,
+        total=len(findings),
+        summary_json=json.dumps(
+            {k: v for k, v in summary.items() if k not in {"metrics"}}, indent=2, ensure_ascii=False
+        ),
+    )
+    atomic_write(path, html)
+
+
+def _ci_of(metrics: dict[str, Any], path: str) -> list[float] | None:
+    """The `<name>_ci` sibling of a metric, when the analysis computed one."""
+    parent_path, _, leaf = path.rpartition(".")
+    node: Any = metrics
+    for part in parent_path.split(".") if parent_path else []:
+        node = node.get(part, {}) if isinstance(node, dict) else {}
+    ci = node.get(f"{leaf}_ci") if isinstance(node, dict) else None
+    return ci if isinstance(ci, list) and len(ci) == 2 else None

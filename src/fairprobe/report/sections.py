@@ -1,0 +1,106 @@
+"""What a technique's analysis hands to the report writers.
+
+A technique computes an :class:`Analysis` from its findings: nested metrics for
+``summary.json``, report sections for ``report.html`` and finding groups for ``junit.xml``.
+Sections are plain data; the HTML writer escapes every string in them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    caption: str = ""
+    kind: str = "table"
+
+
+@dataclass
+class BarChart:
+    """Horizontal bars, one per label, with optional 95% intervals ``ci[i] = (lo, hi)``."""
+
+    title: str
+    labels: list[str]
+    values: list[float]
+    ci: list[tuple[float, float]] | None = None
+    unit: str = ""
+    max_value: float | None = None
+    caption: str = ""
+    kind: str = "bar"
+
+
+@dataclass
+class VennChart:
+    """Two-set Venn counts: ``only_a``, ``only_b``, ``both``, ``neither`` for sets named a and b."""
+
+    title: str
+    a: str
+    b: str
+    only_a: int
+    only_b: int
+    both: int
+    neither: int
+    caption: str = ""
+    kind: str = "venn"
+
+
+@dataclass
+class Segment:
+    """A run of text; ``mark`` highlights it (e.g. a replaced word)."""
+
+    text: str
+    mark: bool = False
+
+
+@dataclass
+class Example:
+    """One worked example: labelled rows of (possibly highlighted) text with an output beside each."""
+
+    rows: list[tuple[str, list[Segment], str]]
+
+
+@dataclass
+class Examples:
+    title: str
+    examples: list[Example]
+    caption: str = ""
+    kind: str = "examples"
+
+
+@dataclass
+class Paragraph:
+    title: str
+    text: str
+    kind: str = "text"
+
+
+Section = Table | BarChart | VennChart | Examples | Paragraph
+
+
+@dataclass
+class Group:
+    """A group of findings, one JUnit testcase. It fails when a failing threshold's metric path
+    starts with one of ``metric_prefixes``."""
+
+    name: str
+    count: int
+    metric_prefixes: list[str] = field(default_factory=list)
+    detail: str = ""
+
+
+@dataclass
+class Analysis:
+    metrics: dict[str, Any]
+    sections: list[Section] = field(default_factory=list)
+    groups: list[Group] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+    """Extra summary fields (e.g. which parser ran); merged into ``summary.json``."""
+    finding_columns: list[str] = field(default_factory=list)
+    """Finding fields shown in the report's findings table (all scalar fields when empty)."""
+    failure_field: str | None = None
+    """Boolean finding field that marks a finding as a failure (highlighted, filterable)."""

@@ -1,0 +1,91 @@
+"""findings.jsonl, summary.json and junit.xml writers."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from fairprobe.report.sections import Group
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _temp_for(path: Path) -> tuple[int, str]:
+    """A temporary file beside ``path`` with the permissions a plain ``open`` would give."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.chmod(tmp, 0o666 & ~_umask())
+    return fd, tmp
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a reader never sees a half-written report."""
+    fd, tmp = _temp_for(path)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def write_findings(path: Path, findings: Iterable[dict[str, Any]]) -> int:
+    """One JSON object per line, in the order findings were recorded. Returns the count."""
+    fd, tmp = _temp_for(path)
+    n = 0
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        for finding in findings:
+            fh.write(json.dumps(finding, ensure_ascii=False))
+            fh.write("\n")
+            n += 1
+    os.replace(tmp, path)
+    return n
+
+
+def write_summary(path: Path, summary: dict[str, Any]) -> None:
+    atomic_write(path, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_junit(path: Path, summary: dict[str, Any], groups: list[Group]) -> None:
+    """One testcase per finding group plus one per threshold; failures where thresholds fail."""
+    failing = [t for t, r in summary["thresholds"].items() if not r["passed"]]
+    failing_metrics = {summary["thresholds"][t]["metric"]: t for t in failing}
+    suite_name = f"fairprobe.{summary['technique']}.{summary.get('name', summary['technique'])}"
+    suite = ET.Element("testsuite", name=suite_name)
+    cases = 0
+    failures = 0
+    for group in groups:
+        case = ET.SubElement(suite, "testcase", classname=suite_name, name=group.name)
+        cases += 1
+        hit = [
+            failing_metrics[m]
+            for m in failing_metrics
+            if any(m == p or m.startswith(p + ".") for p in group.metric_prefixes)
+        ]
+        if hit:
+            failures += 1
+            fail = ET.SubElement(case, "failure", message="; ".join(hit))
+            fail.text = "\n".join(f"{t}: actual {summary['thresholds'][t]['actual']}" for t in hit)
+        out = ET.SubElement(case, "system-out")
+        out.text = f"{group.count} findings. {group.detail}".strip()
+    for text, result in summary["thresholds"].items():
+        case = ET.SubElement(suite, "testcase", classname=f"{suite_name}.thresholds", name=text)
+        cases += 1
+        if not result["passed"]:
+            failures += 1
+            fail = ET.SubElement(case, "failure", message=f"{text} holds")
+            fail.text = f"actual {result['metric']} = {result['actual']}"
+    suite.set("tests", str(cases))
+    suite.set("failures", str(failures))
+    suite.set("errors", "0")
+    suites = ET.Element("testsuites", tests=str(cases), failures=str(failures))
+    suites.append(suite)
+    ET.indent(suites)
+    atomic_write(
+        path, '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    )

@@ -1,0 +1,263 @@
+"""The YAML spec: the single place a spec is validated (DESIGN.md §2).
+
+A spec file holds shared settings and one block per technique run::
+
+    version: 1
+    seed: 0                     # every random choice derives from it
+    out: fairprobe-runs         # each block runs into OUT/<block name>
+    thresholds:                 # fail conditions applied to every block (see below)
+      - "error_rate.atomic > 0.10"
+    hinter:                     # a technique block (or a list of blocks, each with a `name`)
+      model: embedded:imdb-sentiment
+      ...
+
+A threshold is a *fail condition* ``METRIC OP VALUE`` where METRIC is a dotted path into the
+summary's ``metrics`` and OP one of ``> >= < <= == !=``; the same grammar as ``--fail-on``.
+Technique blocks are pydantic models registered by the technique packages
+(:mod:`fairprobe.registry`); an unknown block name is an error that lists the known ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import operator
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from fairprobe.errors import SpecError
+
+_OPS = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">": operator.gt,
+    "<": operator.lt,
+}
+_THRESHOLD_RE = re.compile(r"^\s*([A-Za-z_][\w.+\-]*)\s*(>=|<=|==|!=|>|<)\s*(-?[\d.]+(?:e-?\d+)?)\s*$")
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A fail condition on one metric: the run fails when ``metric OP value`` holds."""
+
+    metric: str
+    op: str
+    value: float
+
+    @classmethod
+    def parse(cls, text: str) -> Threshold:
+        m = _THRESHOLD_RE.match(text)
+        if not m:
+            raise SpecError(
+                f"bad threshold {text!r}: write METRIC OP VALUE, e.g. 'error_rate.atomic>0.1' "
+                f"(OP one of {' '.join(_OPS)})"
+            )
+        return cls(m.group(1), m.group(2), float(m.group(3)))
+
+    def __str__(self) -> str:
+        return f"{self.metric}{self.op}{self.value:g}"
+
+    def fails(self, actual: float) -> bool:
+        return bool(_OPS[self.op](actual, self.value))
+
+
+def lookup_metric(metrics: dict[str, Any], path: str) -> float:
+    """Value of a dotted ``path`` in nested ``metrics`` (keys may themselves contain dots or '+')."""
+    node: Any = metrics
+    rest = path
+    while rest:
+        if not isinstance(node, dict):
+            break
+        # Longest key that prefixes the remaining path, so keys like "race+gender" work.
+        match = max((k for k in node if rest == k or rest.startswith(k + ".")), key=len, default=None)
+        if match is None:
+            break
+        node = node[match]
+        rest = rest[len(match) + 1 :]
+    else:
+        if isinstance(node, bool) or not isinstance(node, int | float):
+            raise SpecError(f"threshold metric {path!r} is not a number in this technique's metrics")
+        return float(node)
+    raise SpecError(
+        f"threshold metric {path!r} not found; available: {', '.join(flatten_metric_paths(metrics))}"
+    )
+
+
+def flatten_metric_paths(metrics: dict[str, Any], prefix: str = "") -> list[str]:
+    paths: list[str] = []
+    for key, value in metrics.items():
+        full = f"{prefix}{key}"
+        if isinstance(value, dict):
+            paths.extend(flatten_metric_paths(value, full + "."))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            paths.append(full)
+    return paths
+
+
+class BlockBase(BaseModel):
+    """Fields every technique block has. Technique packages subclass it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(default=None, description="run directory name (defaults to the technique)")
+    seed: int | None = Field(default=None, description="overrides the spec-wide seed for this block")
+    thresholds: list[str] = Field(default_factory=list, description="fail conditions, METRIC OP VALUE")
+
+    @field_validator("thresholds")
+    @classmethod
+    def _check_thresholds(cls, value: list[str]) -> list[str]:
+        for text in value:
+            Threshold.parse(text)
+        return value
+
+
+@dataclass
+class BlockSpec:
+    """One technique block of a spec, validated and resolved."""
+
+    technique: str
+    name: str
+    block: BlockBase
+    seed: int
+    thresholds: list[Threshold]
+
+    def resolved(self) -> dict[str, Any]:
+        """The block as run: defaults filled in; compared on resume."""
+        return {
+            "technique": self.technique,
+            "seed": self.seed,
+            "block": self.block.model_dump(mode="json", exclude={"thresholds", "name", "seed"}),
+        }
+
+    def resolved_hash(self) -> str:
+        text = json.dumps(self.resolved(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def resolved_yaml(self) -> str:
+        doc = {"seed": self.seed, "thresholds": [str(t) for t in self.thresholds]}
+        doc[self.technique] = {"name": self.name, **self.resolved()["block"]}
+        return yaml.safe_dump(doc, sort_keys=False)
+
+
+_TOP_LEVEL = {"version", "seed", "out", "thresholds"}
+
+
+def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """1-based line of the YAML node at ``loc`` (keys / list indices), or of its nearest parent."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            pair = next(((k, v) for k, v in node.value if k.value == part), None)
+            if pair is None:
+                break
+            line = pair[0].start_mark.line + 1
+            node = pair[1]
+            continue
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            break
+        line = node.start_mark.line + 1
+    return line
+
+
+def _validation_message(
+    exc: ValidationError, source: str, root: yaml.Node | None, prefix: tuple[Any, ...]
+) -> str:
+    err = exc.errors()[0]
+    loc = prefix + tuple(err["loc"])
+    line = _line_of(root, loc)
+    where = f"{source}:{line}" if line else source
+    dotted = ".".join(str(p) for p in loc)
+    if err["type"] == "extra_forbidden":
+        return f"{where}: unknown field '{dotted}'; check its spelling against `fairprobe init`"
+    return f"{where}: {dotted}: {err['msg']}"
+
+
+def parse_spec(
+    text: str, source: str = "<spec>", techniques: dict[str, type[BlockBase]] | None = None
+) -> list[BlockSpec]:
+    """Validate spec ``text`` against the registered technique blocks and resolve it."""
+    if techniques is None:
+        from fairprobe.registry import block_models
+
+        techniques = block_models()
+    try:
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark else source
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecError(f"{where}: malformed YAML: {problem}") from None
+    if data is None:
+        raise SpecError(f"{source}: the spec is empty; write one with `fairprobe init`")
+    if not isinstance(data, dict):
+        raise SpecError(f"{source}:1: a spec is a mapping of settings and technique blocks")
+    seed = data.get("seed", 0)
+    if not isinstance(seed, int):
+        raise SpecError(f"{source}:{_line_of(root, ('seed',))}: seed must be an integer")
+    version = data.get("version", 1)
+    if version != 1:
+        raise SpecError(
+            f"{source}:{_line_of(root, ('version',))}: unsupported spec version {version!r}; use 1"
+        )
+    shared = data.get("thresholds", []) or []
+    if not isinstance(shared, list):
+        raise SpecError(f"{source}:{_line_of(root, ('thresholds',))}: thresholds must be a list")
+    try:
+        shared_thresholds = [Threshold.parse(str(t)) for t in shared]
+    except SpecError as exc:
+        raise SpecError(f"{source}:{_line_of(root, ('thresholds',))}: {exc}") from None
+
+    blocks: list[BlockSpec] = []
+    names: set[str] = set()
+    for key, value in data.items():
+        if key in _TOP_LEVEL:
+            continue
+        if key not in techniques:
+            known = ", ".join(sorted(techniques)) or "(none installed)"
+            raise SpecError(
+                f"{source}:{_line_of(root, (key,))}: unknown technique block '{key}'; known: {known}"
+            )
+        items = value if isinstance(value, list) else [value]
+        for index, item in enumerate(items):
+            loc: tuple[Any, ...] = (key, index) if isinstance(value, list) else (key,)
+            if not isinstance(item, dict):
+                raise SpecError(f"{source}:{_line_of(root, loc)}: block '{key}' must be a mapping of options")
+            try:
+                block = techniques[key].model_validate(item)
+            except ValidationError as exc:
+                raise SpecError(_validation_message(exc, source, root, loc)) from None
+            name = block.name or (key if len(items) == 1 else f"{key}-{index + 1}")
+            if name in names:
+                raise SpecError(
+                    f"{source}:{_line_of(root, loc)}: two blocks are named '{name}'; give each a unique name"
+                )
+            names.add(name)
+            thresholds = shared_thresholds + [Threshold.parse(t) for t in block.thresholds]
+            blocks.append(
+                BlockSpec(key, name, block, block.seed if block.seed is not None else seed, thresholds)
+            )
+    if not blocks:
+        known = ", ".join(sorted(techniques))
+        raise SpecError(f"{source}: no technique block; add one of: {known}")
+    return blocks
+
+
+def load_spec(path: str | Path) -> tuple[list[BlockSpec], dict[str, Any]]:
+    """Read and validate a spec file. Returns the blocks and the top-level settings."""
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError(f"spec file {p} not found; write an example with `fairprobe init {p}`")
+    text = p.read_text(encoding="utf-8")
+    blocks = parse_spec(text, str(p))
+    settings = yaml.safe_load(text)
+    return blocks, {k: settings[k] for k in _TOP_LEVEL if k in settings}

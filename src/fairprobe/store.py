@@ -1,0 +1,165 @@
+"""SQLite (WAL) store: response cache, findings and run records (DESIGN.md §4).
+
+One :class:`Store` wraps one SQLite file. A run directory holds ``run.db``; the global response
+cache lives at ``~/.cache/fairprobe/cache.db`` (override with ``FAIRPROBE_CACHE``; set it to
+``off`` to disable). This module knows nothing about models: cached values are opaque JSON keyed
+by ``(fingerprint key, request key)``.
+
+Writes happen in one transaction per batch, so a killed run loses at most the batch in flight,
+and findings are keyed by a stable id so a re-run never duplicates one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from fairprobe.errors import RunStateError
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS responses (
+    fingerprint TEXT NOT NULL,
+    request TEXT NOT NULL,
+    response TEXT NOT NULL,
+    PRIMARY KEY (fingerprint, request)
+);
+CREATE TABLE IF NOT EXISTS findings (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS models (fingerprint TEXT PRIMARY KEY, data TEXT NOT NULL);
+"""
+
+
+def default_cache_path() -> Path | None:
+    """The global cache file, or ``None`` when ``FAIRPROBE_CACHE=off``."""
+    env = os.environ.get("FAIRPROBE_CACHE")
+    if env is not None:
+        return None if env.lower() in {"off", "none", "0", ""} else Path(env)
+    return Path.home() / ".cache" / "fairprobe" / "cache.db"
+
+
+class Store:
+    """One SQLite file in WAL mode. Thread-safe for the batch-level use fairprobe makes of it."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+        except sqlite3.Error as exc:  # pragma: no cover - depends on the file system
+            raise RunStateError(f"cannot open store {self.path}: {exc}; check the path is writable") from exc
+        self._lock = threading.Lock()
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- meta / state -------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, **items: str) -> None:
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(items.items()))
+            self._db.execute("COMMIT")
+
+    def get_state(self, key: str, default: Any = None) -> Any:
+        row = self._db.execute("SELECT value FROM state WHERE key=?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
+
+    def state_keys(self, prefix: str) -> set[str]:
+        """State keys that start with ``prefix`` (e.g. per-item "done" markers)."""
+        rows = self._db.execute(
+            "SELECT key FROM state WHERE key >= ? AND key < ?", (prefix, prefix + "\uffff")
+        )
+        return {r[0] for r in rows}
+
+    def set_state(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, json.dumps(value)))
+
+    # -- response cache -----------------------------------------------------------------------
+    def get_responses(self, fingerprint: str, requests: list[str]) -> dict[str, Any]:
+        """Cached responses for ``requests`` (request keys) under ``fingerprint``; misses are absent."""
+        found: dict[str, Any] = {}
+        for start in range(0, len(requests), 500):
+            chunk = requests[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT request, response FROM responses WHERE fingerprint=? AND request IN ({marks})",
+                (fingerprint, *chunk),
+            )
+            found.update((req, json.loads(resp)) for req, resp in rows)
+        return found
+
+    def put_responses(self, fingerprint: str, items: dict[str, Any]) -> None:
+        """Store responses in one transaction."""
+        if not items:
+            return
+        rows = [(fingerprint, req, json.dumps(resp)) for req, resp in items.items()]
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)", rows)
+            self._db.execute("COMMIT")
+
+    def record_model(self, fingerprint: str, data: dict[str, Any]) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO models VALUES (?, ?)", (fingerprint, json.dumps(data)))
+
+    def models(self) -> list[dict[str, Any]]:
+        return [json.loads(r[0]) for r in self._db.execute("SELECT data FROM models ORDER BY fingerprint")]
+
+    # -- findings -----------------------------------------------------------------------------
+    def add_findings(self, findings: Iterable[dict[str, Any]], state: dict[str, Any] | None = None) -> int:
+        """Append findings (each with a unique ``id``) in one transaction; already stored ids are kept.
+
+        ``state`` items are written in the same transaction, so progress markers never run ahead of
+        the findings they describe. Returns the number of new findings.
+        """
+        rows = [(f["id"], json.dumps(f, ensure_ascii=False)) for f in findings]
+        with self._lock:
+            self._db.execute("BEGIN")
+            before = self._db.total_changes
+            self._db.executemany("INSERT OR IGNORE INTO findings (id, data) VALUES (?, ?)", rows)
+            added = self._db.total_changes - before
+            for key, value in (state or {}).items():
+                self._db.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, json.dumps(value)))
+            self._db.execute("COMMIT")
+        return added
+
+    def finding_ids(self) -> set[str]:
+        return {r[0] for r in self._db.execute("SELECT id FROM findings")}
+
+    def iter_findings(self) -> Iterator[dict[str, Any]]:
+        for (data,) in self._db.execute("SELECT data FROM findings ORDER BY seq"):
+            yield json.loads(data)
+
+    def count_findings(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM findings").fetchone()[0]
+
+    def clear_run(self) -> None:
+        """Forget findings, state and meta (used by ``--overwrite``); the response cache stays."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            for table in ("findings", "state", "meta", "models"):
+                self._db.execute(f"DELETE FROM {table}")
+            self._db.execute("COMMIT")

@@ -1,0 +1,26 @@
+import io
+
+from fairprobe.progress import ProgressReporter
+
+
+def test_plain_lines_when_not_a_terminal():
+    stream = io.StringIO()
+    with ProgressReporter("work", 10, stream=stream, interval=0.0) as bar:
+        for _ in range(10):
+            bar.advance()
+    lines = stream.getvalue().splitlines()
+    assert lines[-1].startswith("work: 10/10 (100%)") and "/s" in lines[-1]
+    assert len(lines) >= 10  # interval 0: a line per advance, plus the final one
+    assert "\x1b[" not in stream.getvalue()  # no terminal control codes in logs
+
+
+def test_bar_on_a_terminal():
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = Tty()
+    with ProgressReporter("work", 5, stream=stream) as bar:
+        bar.advance(5)
+    text = stream.getvalue()
+    assert "5/5" in text and "work" in text

@@ -1,0 +1,6 @@
+from fairprobe.registry import load_errors, techniques
+
+
+def test_every_installed_technique_loads():
+    assert load_errors() == {}
+    assert {"accuracy", "hinter"} <= set(techniques())

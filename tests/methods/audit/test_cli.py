@@ -1,0 +1,245 @@
+"""``fairprobe audit`` end to end with real black boxes: the Adult case-study model (py:), the
+embedded IMDB sentiment classifier, cached scores and the SmolLM2 llama.cpp server."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+CASE_A = "py:fairprobe.methods.audit.casestudy:adult_case_a"
+SMALL = [
+    "--data",
+    "adult",
+    "--group-col",
+    "sex",
+    "--pool-size",
+    "200",
+    "--features",
+    "ngrams",
+    "--budget",
+    "52",
+]
+
+
+def _summary(out: Path) -> dict:
+    return json.loads((out / "summary.json").read_text())
+
+
+def test_bafa_on_case_a_end_to_end_and_cached_rerun(cli, tmp_path: Path) -> None:
+    res = cli("audit", "--model", CASE_A, *SMALL, "--epsilon", "0.001", "--reference", "--out", "run1")
+    assert res.returncode == 0, res.stderr
+    s = _summary(tmp_path / "run1")
+    m = s["metrics"]
+    assert m["stopped_by"] == "budget" and m["queries"] == 52
+    assert m["lower"] <= m["estimate"] <= m["upper"]
+    assert m["error"] == pytest.approx(abs(m["estimate"] - m["true_value"]))
+    assert 0.0 <= m["coverage"] <= 1.0 and len(m["coverage_ci"]) == 2
+    assert s["audit"]["black_box_calls"] >= 190  # the reference scoring of the pool (some texts repeat)
+    rows = list(csv.DictReader(open(tmp_path / "run1" / "trajectory.csv", encoding="utf-8")))
+    assert [int(r["queries"]) for r in rows] == [4, 20, 36, 52]
+    assert all(float(r["lower"]) <= float(r["upper"]) for r in rows)
+    assert re.search(r"bafa: estimate [+-]\d\.\d{4} in \[", res.stdout)
+    # Same audit into a fresh folder: every answer comes from the cache, no black-box call.
+    res = cli("audit", "--model", CASE_A, *SMALL, "--epsilon", "0.001", "--reference", "--out", "run2")
+    assert res.returncode == 0, res.stderr
+    s2 = _summary(tmp_path / "run2")
+    assert s2["audit"]["black_box_calls"] == 0
+    assert s2["metrics"]["estimate"] == pytest.approx(m["estimate"])
+    # Its trajectory evaluates with `audit evaluate`.
+    res = cli("audit", "evaluate", str(tmp_path / "run1" / "trajectory.csv"))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("trajectory q@0.02=")
+
+
+def test_stopping_by_epsilon_and_fail_on(cli, tmp_path: Path) -> None:
+    res = cli(
+        "audit",
+        "--model",
+        CASE_A,
+        *SMALL,
+        "--epsilon",
+        "0.45",
+        "--cerm-steps",
+        "20",
+        "--out",
+        "r",
+        "--fail-on",
+        "upper>0.5",
+    )
+    m = _summary(tmp_path / "r")["metrics"]
+    assert m["stopped_by"] == "epsilon" and m["half_width"] <= 0.45 and m["queries"] < 52
+    assert res.returncode == (1 if m["upper"] > 0.5 else 0)
+
+
+def test_offline_scores_file_and_power_oracle(cli, tmp_path: Path) -> None:
+    from fairprobe.methods.audit.casestudy import adult_case_b
+    from fairprobe.methods.audit.pool import adult_rows
+
+    rows = adult_rows("test")
+    preds = adult_case_b([r["text"] for r in rows])
+    with open(tmp_path / "scores.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "score"])
+        for r, p in zip(rows, preds, strict=True):
+            w.writerow([r["id"], round(p.scores[">50K"] * 100)])  # 0-100 confidences, as in case B
+    res = cli(
+        "audit", "--scores", "scores.csv", *SMALL, "--strategy", "power", "--epsilon", "0.001", "--out", "p"
+    )
+    assert res.returncode == 0, res.stderr
+    s = _summary(tmp_path / "p")
+    assert s["metrics"]["queries"] == 52 and s["audit"]["oracle_strategy"] is True
+    assert s["model"]["uri"] == "scores:scores.csv"
+    assert "true_value" in s["metrics"]  # the file scores the whole pool
+    res = cli("audit", "--model", CASE_A, *SMALL, "--strategy", "power", "--out", "q")
+    assert res.returncode == 2 and "oracle" in res.stderr
+
+
+def test_usage_errors_are_one_line(cli, tmp_path: Path) -> None:
+    res = cli("audit", "--data", "adult", "--group-col", "sex", "--out", "x")
+    assert res.returncode == 2 and "--model" in res.stderr and "Traceback" not in res.stderr
+    res = cli(
+        "audit",
+        "--model",
+        CASE_A,
+        "--data",
+        "adult",
+        "--group-col",
+        "sex",
+        "--positive-label",
+        "rich",
+        "--out",
+        "y",
+    )
+    assert res.returncode == 2 and "positive-label" in res.stderr
+
+
+def test_spec_block(cli, tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(
+        "seed: 1\naudit:\n"
+        f"  model: {CASE_A}\n  data: adult\n  group_col: sex\n  pool_size: 150\n  budget: 36\n"
+        "  strategy: cerm-only\n  features: ngrams\n  cerm_steps: 20\n  metric: eo\n  epsilon: 0.001\n",
+        encoding="utf-8",
+    )
+    res = cli("run", "spec.yaml", "--out", "runs")
+    assert res.returncode == 0, res.stderr
+    s = _summary(tmp_path / "runs" / "audit")
+    assert s["metrics"]["metric"] == "eo" and s["metrics"]["queries"] == 36
+
+
+_MALE = {"he", "him", "his", "man", "men", "actor", "boy", "father", "husband", "brother", "son", "mr"}
+_FEMALE = {
+    "she",
+    "her",
+    "hers",
+    "woman",
+    "women",
+    "actress",
+    "girl",
+    "mother",
+    "wife",
+    "sister",
+    "daughter",
+    "mrs",
+}
+
+
+def _imdb_with_gender(path: Path) -> None:
+    """IMDB sample with a reproducible group: the review's majority of gendered words (ties → male)."""
+    from fairprobe.datasets import load_dataset
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "text", "label", "group"])
+        for r in load_dataset("imdb-sample"):
+            words = re.findall(r"[a-z]+", r.text.lower())
+            female = sum(x in _FEMALE for x in words) > sum(x in _MALE for x in words)
+            w.writerow([r.id, r.text, r.label, "female" if female else "male"])
+
+
+def test_imdb_sentiment_black_box(cli, tmp_path: Path) -> None:
+    _imdb_with_gender(tmp_path / "imdb.csv")
+    res = cli(
+        "audit",
+        "--model",
+        "embedded:imdb-sentiment",
+        "--data",
+        "imdb.csv",
+        "--group-col",
+        "group",
+        "--positive-label",
+        "POS",
+        "--strategy",
+        "random",
+        "--budget",
+        "60",
+        "--epsilon",
+        "0.001",
+        "--reference",
+        "--out",
+        "imdb",
+    )
+    assert res.returncode == 0, res.stderr
+    s = _summary(tmp_path / "imdb")
+    assert s["audit"]["groups"] == ["male", "female"]
+    assert -1.0 <= s["metrics"]["true_value"] <= 1.0
+    assert s["metrics"]["queries"] == 60
+
+
+@pytest.mark.slow
+def test_imdb_bafa_minilm(cli, tmp_path: Path) -> None:
+    _imdb_with_gender(tmp_path / "imdb.csv")
+    res = cli(
+        "audit",
+        "--model",
+        "embedded:imdb-sentiment",
+        "--data",
+        "imdb.csv",
+        "--group-col",
+        "group",
+        "--positive-label",
+        "POS",
+        "--budget",
+        "200",
+        "--epsilon",
+        "0.0001",
+        "--reference",
+        "--out",
+        "imdb",
+    )
+    assert res.returncode == 0, res.stderr
+    m = _summary(tmp_path / "imdb")["metrics"]
+    assert m["stopped_by"] == "pool" and m["lower"] <= m["true_value"] <= m["upper"]
+
+
+def test_llm_scorer_through_llama_server(cli, tmp_path: Path, llama_server: str) -> None:
+    res = cli(
+        "audit",
+        "--model",
+        f"openai+{llama_server}#smollm2",
+        "--data",
+        "adult",
+        "--group-col",
+        "sex",
+        "--pool-size",
+        "60",
+        "--strategy",
+        "random",
+        "--budget",
+        "8",
+        "--epsilon",
+        "0.001",
+        "--k",
+        "4",
+        "--out",
+        "llm",
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stderr
+    s = _summary(tmp_path / "llm")
+    assert s["metrics"]["queries"] == 8
+    assert s["audit"]["black_box_calls"] == 8
+    assert 0 <= s["audit"]["invalid_answers"] <= 8

@@ -1,0 +1,84 @@
+"""Planted intersectional bias (issue 3 §8): a py: classifier flips its answer exactly when a text holds
+both a word of a chosen race list and one of a chosen gender list. fairprobe must report every such
+valid intersectional mutant as biased and hidden, and nothing else."""
+
+import json
+import re
+
+PLANTED = """
+import re
+RACE = {"black", "nigerian", "kenyan"}
+GENDER = {"woman", "women", "girl"}
+
+def planted(text):
+    words = set(re.findall(r"[a-z]+", text.lower()))
+    return bool(words & RACE) and bool(words & GENDER)
+
+def classify(texts):
+    return ["NEG" if planted(t) else "POS" for t in texts]
+"""
+
+TEXTS = [
+    "The white man told a long story about his life in the city.",
+    "A Chinese actor and his brother run a small shop near the station.",
+    "My Irish uncle is a tall man who loves old movies.",
+    "The Mexican boy waited for his father outside the theater.",
+    "An Italian gentleman and his son cooked dinner for the whole family.",
+    "The film follows a thin French man and his journey across the desert.",
+    "Nothing in this review mentions any person at all.",
+]
+
+
+def _planted(text):
+    words = set(re.findall(r"[a-z]+", text.lower()))
+    return bool(words & {"black", "nigerian", "kenyan"}) and bool(words & {"woman", "women", "girl"})
+
+
+def test_planted_intersectional_bias_is_found_exactly(cli, tmp_path):
+    assert not any(_planted(t) for t in TEXTS)
+    (tmp_path / "planted.py").write_text(PLANTED)
+    (tmp_path / "texts.jsonl").write_text(
+        "".join(json.dumps({"id": f"t{i}", "text": t}) + "\n" for i, t in enumerate(TEXTS))
+    )
+    r = cli(
+        "hinter",
+        "--model",
+        "py:planted:classify",
+        "--data",
+        "texts.jsonl",
+        "--attributes",
+        "race,gender,body",
+        "--order",
+        "2",
+        "--out",
+        "run",
+    )
+    assert r.returncode == 0, r.stderr
+    findings = [json.loads(line) for line in (tmp_path / "run/findings.jsonl").read_text().splitlines()]
+    inter = [f for f in findings if f["kind"] == "intersectional"]
+    atomic = [f for f in findings if f["kind"] == "atomic"]
+    expected = [f["valid"] and _planted(f["text"]) for f in inter]
+    assert sum(expected) >= 5, "the planted rule must fire on several valid mutants"
+    assert [f["biased"] for f in inter] == expected
+    assert [f["hidden"] for f in inter] == expected
+    assert not any(f["biased"] or f["hidden"] for f in atomic)
+    # Only race+gender mutants can hold both planted words.
+    assert {tuple(f["attributes"]) for f, e in zip(inter, expected, strict=True) if e} == {("race", "gender")}
+    summary = json.loads((tmp_path / "run/summary.json").read_text())
+    m = summary["metrics"]
+    assert m["hidden_rate"] == 1.0
+    assert m["error_rate"]["atomic"] == 0.0
+    assert m["error_rate"]["by_pair"]["race+body"] == 0.0 and m["error_rate"]["by_pair"]["gender+body"] == 0.0
+    valid_rg = [f for f in inter if f["valid"] and f["attributes"] == ["race", "gender"]]
+    assert m["error_rate"]["by_pair"]["race+gender"] == sum(expected) / len(valid_rg)
+    lo, hi = m["error_rate"]["by_pair"]["race+gender_ci"]
+    assert lo <= m["error_rate"]["by_pair"]["race+gender"] <= hi
+    assert m["counts"]["hidden"] == sum(expected)
+    # Venn: every original with a biased race+gender mutant is intersectional-only.
+    venn = m["venn"]["race+gender"]
+    assert venn["atomic_only"] == venn["both"] == 0
+    assert venn["intersectional_only"] == len(
+        {f["original_id"] for f, e in zip(inter, expected, strict=True) if e}
+    )
+    html = (tmp_path / "run/report.html").read_text()
+    assert "Hidden intersectional bias" in html and "<mark>" in html

@@ -1,0 +1,42 @@
+"""``gguf:`` and ``embedded:smollm2``: llama.cpp in-process on the packaged SmolLM2-135M GGUF."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from fairprobe.errors import ModelError
+from fairprobe.models import ChatRequest, load_chat, load_model
+
+pytest.importorskip("llama_cpp")
+
+
+def test_gguf_in_process_chat(smollm2_gguf: Path) -> None:
+    model = load_chat(f"gguf:{smollm2_gguf}", n_threads=1)  # 1 thread: robust on a busy 2-core machine
+    requests = [
+        ChatRequest.of("What is 2+2? Answer with a number.", max_tokens=12),
+        ChatRequest.of("Say hello.", max_tokens=12),
+    ]
+    first = model.chat(requests)
+    again = model.chat(requests[:1])  # same request right after: the context is reset, same answer
+    assert "4" in first[0].text
+    assert again[0].text == first[0].text
+    assert first[1].text and first[1].text != first[0].text
+    for r in first:
+        assert 0 < r.completion_tokens <= 12 and r.prompt_tokens > 0 and r.latency_s > 0
+    fp = model.fingerprint
+    assert fp.backend == "gguf" and fp.model_id == f"gguf:{smollm2_gguf.name}"
+    assert fp.weights == hashlib.sha256(smollm2_gguf.read_bytes()).hexdigest()
+    assert fp.params == {"n_ctx": 2048}
+    embedded = load_model("embedded:smollm2", n_ctx=1024, n_threads=1)
+    assert embedded.fingerprint.weights == fp.weights and embedded.fingerprint.model_id == "embedded:smollm2"
+
+
+def test_gguf_missing_or_broken_file_names_the_path(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match=f"GGUF file {tmp_path / 'x.gguf'} does not exist"):
+        load_chat(f"gguf:{tmp_path / 'x.gguf'}")
+    (tmp_path / "junk.gguf").write_bytes(b"not a gguf file")
+    with pytest.raises(ModelError, match=f"llama.cpp cannot load {tmp_path / 'junk.gguf'}"):
+        load_chat(f"gguf:{tmp_path / 'junk.gguf'}")
