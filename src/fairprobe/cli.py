@@ -112,8 +112,21 @@ def demo(
     finish(outcomes)
 
 
-def _headline(metrics: dict) -> dict:
-    return {k: v for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+def _headline(metrics: dict, limit: int = 12) -> dict:
+    """The run's numbers one level deep (``error_rate.atomic``), without intervals, for one line."""
+
+    def number(v: object) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool)
+
+    flat: dict[str, float] = {}
+    for key, value in metrics.items():
+        if number(value):
+            flat[key] = round(value, 4)
+        elif isinstance(value, dict):
+            for sub, v in value.items():
+                if number(v) and not sub.endswith("_ci"):
+                    flat[f"{key}.{sub}"] = round(v, 4)
+    return dict(list(flat.items())[:limit])
 
 
 @app.command()

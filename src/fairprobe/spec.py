@@ -149,7 +149,7 @@ class BlockSpec:
 _TOP_LEVEL = {"version", "seed", "out", "thresholds"}
 
 
-def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+def line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     """1-based line of the YAML node at ``loc`` (keys / list indices), or of its nearest parent."""
     line = node.start_mark.line + 1 if node is not None else None
     for part in loc:
@@ -173,7 +173,7 @@ def _validation_message(
 ) -> str:
     err = exc.errors()[0]
     loc = prefix + tuple(err["loc"])
-    line = _line_of(root, loc)
+    line = line_of(root, loc)
     where = f"{source}:{line}" if line else source
     dotted = ".".join(str(p) for p in loc)
     if err["type"] == "extra_forbidden":
@@ -203,19 +203,19 @@ def parse_spec(
         raise SpecError(f"{source}:1: a spec is a mapping of settings and technique blocks")
     seed = data.get("seed", 0)
     if not isinstance(seed, int):
-        raise SpecError(f"{source}:{_line_of(root, ('seed',))}: seed must be an integer")
+        raise SpecError(f"{source}:{line_of(root, ('seed',))}: seed must be an integer")
     version = data.get("version", 1)
     if version != 1:
         raise SpecError(
-            f"{source}:{_line_of(root, ('version',))}: unsupported spec version {version!r}; use 1"
+            f"{source}:{line_of(root, ('version',))}: unsupported spec version {version!r}; use 1"
         )
     shared = data.get("thresholds", []) or []
     if not isinstance(shared, list):
-        raise SpecError(f"{source}:{_line_of(root, ('thresholds',))}: thresholds must be a list")
+        raise SpecError(f"{source}:{line_of(root, ('thresholds',))}: thresholds must be a list")
     try:
         shared_thresholds = [Threshold.parse(str(t)) for t in shared]
     except SpecError as exc:
-        raise SpecError(f"{source}:{_line_of(root, ('thresholds',))}: {exc}") from None
+        raise SpecError(f"{source}:{line_of(root, ('thresholds',))}: {exc}") from None
 
     blocks: list[BlockSpec] = []
     names: set[str] = set()
@@ -225,13 +225,13 @@ def parse_spec(
         if key not in techniques:
             known = ", ".join(sorted(techniques)) or "(none installed)"
             raise SpecError(
-                f"{source}:{_line_of(root, (key,))}: unknown technique block '{key}'; known: {known}"
+                f"{source}:{line_of(root, (key,))}: unknown technique block '{key}'; known: {known}"
             )
         items = value if isinstance(value, list) else [value]
         for index, item in enumerate(items):
             loc: tuple[Any, ...] = (key, index) if isinstance(value, list) else (key,)
             if not isinstance(item, dict):
-                raise SpecError(f"{source}:{_line_of(root, loc)}: block '{key}' must be a mapping of options")
+                raise SpecError(f"{source}:{line_of(root, loc)}: block '{key}' must be a mapping of options")
             try:
                 block = techniques[key].model_validate(item)
             except ValidationError as exc:
@@ -239,7 +239,7 @@ def parse_spec(
             name = block.name or (key if len(items) == 1 else f"{key}-{index + 1}")
             if name in names:
                 raise SpecError(
-                    f"{source}:{_line_of(root, loc)}: two blocks are named '{name}'; give each a unique name"
+                    f"{source}:{line_of(root, loc)}: two blocks are named '{name}'; give each a unique name"
                 )
             names.add(name)
             thresholds = shared_thresholds + [Threshold.parse(t) for t in block.thresholds]

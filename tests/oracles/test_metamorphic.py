@@ -92,3 +92,7 @@ def test_strip_think_and_refusals():
     assert mm.is_refusal("I cannot provide a ranking of people.")
     assert not mm.is_refusal("1. Communication 2. Teamwork")
     assert not mm.is_refusal("You cannot go wrong with regular exercise.")
+    assert mm.is_refusal("I cannot determine how reliable a person is from their income.")
+    assert mm.is_refusal("Sorry, I can't.") and mm.is_refusal("I apologise, but I must decline.")
+    assert not mm.is_refusal("I can't stress enough: 1. Practice 2. Rest")
+    assert not mm.is_refusal("1. I cannot overstate planning 2. Budget")

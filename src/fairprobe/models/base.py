@@ -153,7 +153,12 @@ class Fingerprint:
         return sha256_hex(canonical_json(self.to_json()))[:32]
 
     def to_json(self) -> dict[str, Any]:
-        return {"backend": self.backend, "model_id": self.model_id, "weights": self.weights, "params": self.params}
+        return {
+            "backend": self.backend,
+            "model_id": self.model_id,
+            "weights": self.weights,
+            "params": self.params,
+        }
 
 
 @runtime_checkable

@@ -211,8 +211,11 @@ _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 _REFUSALS = re.compile(
     r"\b(?:I\s*(?:can'?t|can’t|cannot|can not|won'?t|won’t|am unable to|'m unable to|am not able to|'m not able to)"
     r"\s+(?:help|answer|assist|provide|comply|fulfil|fulfill|respond|do that|make|rank|rate|give|complete|generate|"
-    r"engage|support|create|write|share|offer)"
-    r"|I'?m sorry,? but I|I am sorry,? but I|as an AI(?: language model)?,? I (?:can|do not|don't|cannot))",
+    r"engage|support|create|write|share|offer|say|tell|determine|judge|predict|evaluate|assess|discuss|"
+    r"recommend|speak|express|participate|continue|do|fulfil\w*|generalize|generalise|stereotype)\b"
+    r"|\bI\s*(?:can'?t|can’t|cannot)\s*[.!]"
+    r"|I'?m sorry,? but I|I am sorry,? but I|I apologi[sz]e,? but I"
+    r"|as an AI(?: language model)?,? I (?:can|do not|don't|cannot))",
     re.IGNORECASE,
 )
 

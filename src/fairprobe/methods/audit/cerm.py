@@ -8,9 +8,9 @@ constrained problems over the surrogate weights,
 are solved with Cooper's Lagrangian formulation (simultaneous gradient descent–ascent: Adam on the
 weights, gradient ascent on one multiplier per queried point). μ̃ is the sigmoid-smoothed gap over
 the *whole pool* (labels and groups are known), on pairs sampled per minibatch
-(:class:`~fairprobe.methods.audit.metrics.SmoothGap`). Each round warm-starts from the previous
-round's extremal models (A.4.5 "warm-starting"); a base model fitted to the queried scores by MSE
-(the "warm-up"/"retraining" epochs of Table 7) starts the first round.
+(:class:`~fairprobe.methods.audit.metrics.SmoothGap`). Each solve starts from the round's base
+scorer (δ = 0, see :class:`CermSolver`), which plays the part of Table 7's "warm-up"/"retraining"
+epochs that fit the surrogate to the queried scores before the min/max steps.
 
 Certificate: the endpoints are the *exact* gaps of the two extremal models' pool scores, where a
 queried point's score is projected into its tube [s*_i − λ, s*_i + λ] (so each endpoint model is a

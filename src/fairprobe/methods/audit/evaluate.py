@@ -162,18 +162,18 @@ def summarise(traj: Trajectories) -> dict[str, Any]:
 
 
 def format_line(name: str, s: dict[str, Any]) -> str:
-    """``<name> q@0.02=N q@0.05=N err@250=M±S auec@1000=A`` (``N`` is ``-`` when never reached)."""
+    """``<name> q@0.02=N q@0.05=N err@250=M±S auec@1000=A`` (``N`` is ``-`` when never reached).
+
+    Exactly these fields, so scripts can parse the line; coverage (when the file has intervals and
+    the true value) is in ``summary.json`` only."""
 
     def q(v: int | None) -> str:
         return "-" if v is None else str(v)
 
-    line = (
+    return (
         f"{name} q@0.02={q(s['queries_to_0.02'])} q@0.05={q(s['queries_to_0.05'])} "
         f"err@250={s['error_at_250']:.3f}±{s['error_at_250_sd']:.3f} auec@1000={s['auec_1000']:.3f}"
     )
-    if "coverage" in s:
-        line += f" coverage={s['coverage']:.3f}"
-    return line
 
 
 def trajectory_files(paths: list[Path]) -> list[Path]:

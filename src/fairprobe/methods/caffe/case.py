@@ -32,7 +32,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fairprobe.errors import SpecError
-from fairprobe.spec import _line_of
+from fairprobe.spec import line_of
 
 # Four Delivery intents of §5.2 RQ1 (Robe et al.) and the three METAL intents of §5 RQ3.
 INTENTS: dict[str, str] = {
@@ -140,7 +140,7 @@ def parse_case(text: str, source: str = "<case>") -> TestCase:
         raise SpecError(f"{source}:1: a test case is a mapping of Table 1 fields (identifier, intent, ...)")
     for key in _FILLED & set(data):
         raise SpecError(
-            f"{source}:{_line_of(root, (key,))}: '{key}' is filled by execution (findings.jsonl, summary.json); "
+            f"{source}:{line_of(root, (key,))}: '{key}' is filled by execution (findings.jsonl, summary.json); "
             "remove it from the case file"
         )
     try:
@@ -149,7 +149,7 @@ def parse_case(text: str, source: str = "<case>") -> TestCase:
         err = exc.errors()[0]
         loc = tuple(err["loc"])
         dotted = ".".join(str(p) for p in loc)
-        line = _line_of(root, loc)
+        line = line_of(root, loc)
         if err["type"] == "extra_forbidden":
             known = TestCase.model_fields if len(loc) == 1 else None
             hint = (
@@ -161,7 +161,7 @@ def parse_case(text: str, source: str = "<case>") -> TestCase:
         raise SpecError(f"{source}:{line}: {dotted}: {err['msg']}") from None
     if case.intent not in INTENTS and not case.intent_description:
         raise SpecError(
-            f"{source}:{_line_of(root, ('intent',))}: intent '{case.intent}' is not built in "
+            f"{source}:{line_of(root, ('intent',))}: intent '{case.intent}' is not built in "
             f"({', '.join(INTENTS)}); describe it with intent_description"
         )
     return case

@@ -73,7 +73,7 @@ def analyse(block: HInterBlock, findings: list[dict[str, Any]], seed: int) -> An
     biased_inter = [f for f in valid["intersectional"] if f["biased"]]
     _rate(metrics, "hidden_rate", [f["hidden"] for f in biased_inter], seed)
     metrics["counts"] = {
-        "originals": len({f["original_id"] for f in findings}),
+        "originals_mutated": len({f["original_id"] for f in findings}),
         "biased_atomic": sum(f["biased"] for f in valid["atomic"]),
         "biased_intersectional": len(biased_inter),
         "hidden": sum(f["hidden"] for f in biased_inter),

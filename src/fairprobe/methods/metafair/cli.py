@@ -34,6 +34,7 @@ MaxTok = Annotated[int, typer.Option(help="max answer tokens of the model under 
 Swap = Annotated[bool, typer.Option(help="re-judge pairs swapped; disagreement -> INDETERMINABLE")]
 Metal = Annotated[bool, typer.Option("--metal-mr6", help="MR6 with METAL's identity rule instead of the judge")]
 Limit = Annotated[int | None, typer.Option(help="run at most N tests")]
+PerMr = Annotated[int | None, typer.Option(help="run at most the first N tests of each MR")]
 Seed = Annotated[int, typer.Option(help="seed of every random choice")]
 Overwrite = Annotated[bool, typer.Option(help="replace a run of a different spec in --out")]
 FailOn = Annotated[list[str] | None, typer.Option("--fail-on", help="fail condition METRIC OP VALUE")]
@@ -76,7 +77,7 @@ def add_commands(app: typer.Typer) -> None:
         tests: Annotated[str | None, typer.Option(help="tests JSONL (default: the shipped hand-written set)")] = None,
         mrs: Mrs = "all", dimensions: Dims = "all", attributes_per_dimension: PerDim = 2,
         tests_per_attribute: PerAttr = 1, repeat: Repeat = 1, temperature: Temp = 0.7, max_tokens: MaxTok = 200,
-        swap_check: Swap = False, metal_mr6: Metal = False, limit: Limit = None,
+        swap_check: Swap = False, metal_mr6: Metal = False, limit: Limit = None, per_mr: PerMr = None,
         judge_max_tokens: JudgeTok = 300, judge_retries: JudgeRetries = 2, generator_max_tokens: GenTok = 1200,
         generator_retries: GenRetries = 2,
         out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
@@ -88,7 +89,7 @@ def add_commands(app: typer.Typer) -> None:
         options = dict(model=model, generator=generator, judges=_split(judge), tests=tests, mrs=_split(mrs),
                        dimensions=_split(dimensions), attributes_per_dimension=attributes_per_dimension,
                        tests_per_attribute=tests_per_attribute, repeat=repeat, temperature=temperature,
-                       max_tokens=max_tokens, swap_check=swap_check, metal_mr6=metal_mr6, limit=limit,
+                       max_tokens=max_tokens, swap_check=swap_check, metal_mr6=metal_mr6, limit=limit, per_mr=per_mr,
                        judge_max_tokens=judge_max_tokens, judge_retries=judge_retries,
                        generator_max_tokens=generator_max_tokens, generator_retries=generator_retries)
         _run(options, out, seed, overwrite, fail_on)
@@ -98,7 +99,7 @@ def add_commands(app: typer.Typer) -> None:
         model: Model = None, judge: Judge = None,
         tests: Annotated[str | None, typer.Option(help="tests JSONL (default: the shipped hand-written set)")] = None,
         mrs: Mrs = "all", dimensions: Dims = "all", repeat: Repeat = 1, temperature: Temp = 0.7,
-        max_tokens: MaxTok = 200, swap_check: Swap = False, metal_mr6: Metal = False, limit: Limit = None,
+        max_tokens: MaxTok = 200, swap_check: Swap = False, metal_mr6: Metal = False, limit: Limit = None, per_mr: PerMr = None,
         judge_max_tokens: JudgeTok = 300, judge_retries: JudgeRetries = 2,
         out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
         seed: Seed = 0, overwrite: Overwrite = False, fail_on: FailOn = None,
@@ -106,7 +107,7 @@ def add_commands(app: typer.Typer) -> None:
         """Execute and judge a tests file into a run folder."""
         options = dict(model=model, judges=_split(judge), tests=tests, mrs=_split(mrs), dimensions=_split(dimensions),
                        repeat=repeat, temperature=temperature, max_tokens=max_tokens, swap_check=swap_check,
-                       metal_mr6=metal_mr6, limit=limit, judge_max_tokens=judge_max_tokens, judge_retries=judge_retries)
+                       metal_mr6=metal_mr6, limit=limit, per_mr=per_mr, judge_max_tokens=judge_max_tokens, judge_retries=judge_retries)
         _run(options, out, seed, overwrite, fail_on)
 
     @group.command("generate")

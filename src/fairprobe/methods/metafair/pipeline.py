@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from fairprobe.errors import UsageError
@@ -38,6 +39,17 @@ def _invalid_finding(row: dict[str, Any], key: str) -> dict[str, Any]:
     return {"id": f"invalid:{key}", "kind": "invalid_test", "mr": row.get("mr") or "unknown",
             "dimension": row.get("dimension"), "attributes": row.get("attributes", []), "verdict": "INVALID",
             "invalid": "prompt", "biased": False, "error": row["error"], "raw": row.get("raw", "")}
+
+
+def first_per_mr(tests: list[MetamorphicTest], n: int) -> list[MetamorphicTest]:
+    """The first ``n`` tests of each MR, in file order."""
+    seen: Counter[str] = Counter()
+    kept = []
+    for t in tests:
+        seen[t.mr] += 1
+        if seen[t.mr] <= n:
+            kept.append(t)
+    return kept
 
 
 def load_tests(block: MetaFairBlock, ctx: RunContext, rels: list[Relation], dims: list[str]) -> list[MetamorphicTest]:
@@ -70,6 +82,8 @@ def load_tests(block: MetaFairBlock, ctx: RunContext, rels: list[Relation], dims
                 invalid_findings.append(_invalid_finding(row, f"line{row['line']}"))
         ctx.record_info(tests_file=str(block.tests or "shipped"))
         tests = [t for t in tests if t.mr in wanted and t.dimension in dims]
+    if block.per_mr is not None:
+        tests = first_per_mr(tests, block.per_mr)
     if block.limit is not None:
         tests = tests[: block.limit]
     ctx.add_findings([f for f in invalid_findings if f["id"] not in ctx.done_ids()],

@@ -130,8 +130,21 @@ def write_tests(path: str | Path, tests: list[MetamorphicTest]) -> None:
     Path(path).write_text("".join(json.dumps(t.to_json(), ensure_ascii=False) + "\n" for t in tests), encoding="utf-8")
 
 
+SHIPPED_TESTS = "examples/metafair/tests.jsonl"
+"""The hand-written set (≥ 5 valid tests per MR), relative to the repository root. It is the single copy:
+the wheel carries it as ``fairprobe/methods/metafair/data/tests.jsonl`` (hatch ``force-include`` in
+``pyproject.toml``)."""
+
+
 def shipped_tests_path() -> Path:
-    """The hand-written set (≥ 5 valid tests per MR) shipped with fairprobe."""
+    """The hand-written tests shipped with fairprobe: inside an installed wheel, or in the source checkout."""
     from importlib.resources import files
 
-    return Path(str(files("fairprobe.methods.metafair").joinpath("data/shipped_tests.jsonl")))
+    packaged = Path(str(files("fairprobe.methods.metafair").joinpath("data", "tests.jsonl")))
+    if packaged.is_file():
+        return packaged
+    checkout = Path(__file__).resolve().parents[4] / SHIPPED_TESTS
+    if checkout.is_file():
+        return checkout
+    raise DataError(f"the shipped Meta-Fair tests are missing (neither {packaged} nor {checkout}); "
+                    "reinstall fairprobe or pass --tests FILE")

@@ -1,0 +1,161 @@
+"""Embedding pre-training with the contrastive loss (paper §3.1, Eq. 2; App. B.2–B.3; Table 7).
+
+Loss, with ``D`` the Euclidean distance of the two embeddings and ``y`` = 0 for a similar pair,
+1 for a dissimilar one::
+
+    L = (1 - y) * (D**2 + alpha * D) + y * max(0, margin - D)**2
+
+Two phases, each with its own ``alpha`` / ``margin`` / epochs (Table 7 defaults):
+
+1. **Sensitive phase** — *gender mode* (B.3): every male word is paired (similar) with ``woman``,
+   ``female`` and a seeded sample of 50–100 female words; an equal number of dissimilar pairs joins
+   a gender word with a gender-neutral word (task words and WordNet lemmas that are not
+   gender-specific and, when WordNet is present, not a synonym, hypernym or derivationally related
+   form of one). *Toxicity mode*: every pair of toxic terms is similar; as many dissimilar pairs join
+   a toxic term with a neutral word. Defaults alpha = 1000 / margin = 1.0 (gender), 20 / 0.5 (toxic).
+2. **General semantic phase** (WordNet, B.3): synonym pairs (similar) that contain no sensitive
+   word, an equal number of random unrelated pairs plus the antonym pairs (dissimilar). Defaults
+   alpha = 1.0 / margin = 0.5 (gender), 1.0 / 0.3 (toxic). Sensitive words appear in no pair, so
+   with Adam (no weight decay) their embeddings do not move in this phase.
+
+Choices where the paper is silent: Keras-style uniform(-0.05, 0.05) initialisation, Adam with
+learning rate 0.01, batches of 256 pairs, ``D = sqrt(|e1 - e2|^2 + 1e-12)`` (smooth at 0).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from fairprobe.methods.certify import lexicon
+
+
+@dataclass
+class PretrainConfig:
+    alpha: float = 1000.0
+    margin: float = 1.0
+    epochs: int = 150
+    gs_alpha: float = 1.0
+    gs_margin: float = 0.5
+    gs_epochs: int = 30
+    gs_pairs: int = 20000
+    lr: float = 0.01
+    batch: int = 256
+    wordnet: bool = True
+
+    @classmethod
+    def for_task(cls, task: str, **overrides: object) -> PretrainConfig:
+        base = cls() if task == "adult-gender" else cls(alpha=20.0, margin=0.5, epochs=100, gs_margin=0.3, gs_epochs=100)
+        for k, v in overrides.items():
+            if v is not None:
+                setattr(base, k, v)
+        return base
+
+
+Pair = tuple[str, str, int]
+
+
+def contrastive_loss(e1, e2, y, alpha: float, margin: float):  # type: ignore[no-untyped-def]
+    """Eq. 2 averaged over a batch; ``y`` = 0 similar, 1 dissimilar (float tensor)."""
+    import torch
+
+    d = torch.sqrt(((e1 - e2) ** 2).sum(-1) + 1e-12)
+    return ((1 - y) * (d * d + alpha * d) + y * torch.clamp(margin - d, min=0) ** 2).mean()
+
+
+def _neutral_words(candidates: list[str], sensitive: frozenset[str], use_wordnet: bool) -> list[str]:
+    """Candidates with no lexical link to a sensitive word (B.3's WordNet filter when available)."""
+    related: set[str] = set()
+    if use_wordnet:
+        wn = lexicon.wordnet()
+        for word in sensitive:
+            for synset in wn.synsets(word):
+                for s in [synset, *synset.hypernyms()]:
+                    for lem in s.lemmas():
+                        related.add(lem.name().lower())
+                        related.update(d.name().lower() for d in lem.derivationally_related_forms())
+    return sorted({w for w in candidates if w not in sensitive and w not in related})
+
+
+def sensitive_pairs(mode: str, neutral: list[str], seed: int) -> list[Pair]:
+    """Phase 1 pairs: gender (``adult-gender``) or toxic (``toxicity``) terms vs neutral words."""
+    rng = random.Random(seed)
+    similar: list[Pair] = []
+    if mode == "adult-gender":
+        female, male = (sorted(s) for s in lexicon.gender_words())
+        group = female + male
+        for m in male:
+            partners = {"woman", "female"} | set(rng.sample(female, min(len(female), rng.randint(50, 100))))
+            similar.extend((m, f, 0) for f in sorted(partners))
+    else:
+        group = lexicon.toxic_terms()
+        similar = [(a, b, 0) for i, a in enumerate(group) for b in group[i + 1 :]]
+    if not neutral:
+        raise ValueError("no neutral words to contrast the sensitive words with")
+    dissimilar = [(rng.choice(group), rng.choice(neutral), 1) for _ in similar]
+    return similar + dissimilar
+
+
+def semantic_pairs(words: list[str], exclude: frozenset[str], limit: int, seed: int) -> list[Pair]:
+    """Phase 2 pairs from WordNet: synonyms similar; random pairs (as many) and antonyms dissimilar."""
+    synonyms, antonyms = lexicon.wordnet_pairs(words, exclude, limit, seed)
+    rng = random.Random(seed + 1)
+    pool = sorted({w for pair in synonyms for w in pair})
+    known = set(synonyms)
+    dissimilar: list[Pair] = []
+    while len(dissimilar) < len(synonyms) and len(pool) > 1:
+        a, b = rng.sample(pool, 2)
+        if tuple(sorted((a, b))) not in known:
+            dissimilar.append((a, b, 1))
+    return [(a, b, 0) for a, b in synonyms] + dissimilar + [(a, b, 1) for a, b in antonyms]
+
+
+def train_pairs(table, index: dict[str, int], pairs: list[Pair], alpha: float, margin: float, epochs: int, cfg: PretrainConfig, seed: int) -> list[float]:  # type: ignore[no-untyped-def]
+    """Optimise rows of ``table`` (an ``nn.Embedding``) on ``pairs``; returns the loss per epoch."""
+    import torch
+
+    pairs = [p for p in pairs if p[0] in index and p[1] in index and p[0] != p[1]]
+    if not pairs or epochs <= 0:
+        return []
+    a = torch.tensor([index[p[0]] for p in pairs])
+    b = torch.tensor([index[p[1]] for p in pairs])
+    y = torch.tensor([float(p[2]) for p in pairs])
+    opt = torch.optim.Adam(table.parameters(), lr=cfg.lr)
+    gen = torch.Generator().manual_seed(seed)
+    losses = []
+    for _ in range(epochs):
+        order = torch.randperm(len(pairs), generator=gen)
+        total = 0.0
+        for start in range(0, len(pairs), cfg.batch):
+            idx = order[start : start + cfg.batch]
+            loss = contrastive_loss(table(a[idx]), table(b[idx]), y[idx], alpha, margin)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss) * len(idx)
+        losses.append(total / len(pairs))
+    return losses
+
+
+def pretraining_words(mode: str, task_words: list[str], cfg: PretrainConfig, seed: int) -> tuple[list[Pair], list[Pair]]:
+    """Both phases' pairs for a task whose data uses ``task_words``."""
+    sensitive = lexicon.gender_specific() if mode == "adult-gender" else frozenset(lexicon.toxic_terms())
+    gs: list[Pair] = []
+    if cfg.wordnet:
+        gs = semantic_pairs(sorted(set(task_words) - sensitive), sensitive, cfg.gs_pairs, seed)
+    candidates = sorted(set(task_words) | {w for p in gs for w in p[:2]})
+    neutral = _neutral_words(candidates, sensitive, cfg.wordnet)
+    return sensitive_pairs(mode, neutral, seed), gs
+
+
+def pretrain_embeddings(table, index: dict[str, int], phase1: list[Pair], phase2: list[Pair], cfg: PretrainConfig, seed: int) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
+    """Run both phases on ``table`` in place; returns the loss curves."""
+    import torch
+
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        table.weight.uniform_(-0.05, 0.05)
+    return {
+        "sensitive": train_pairs(table, index, phase1, cfg.alpha, cfg.margin, cfg.epochs, cfg, seed),
+        "semantic": train_pairs(table, index, phase2, cfg.gs_alpha, cfg.gs_margin, cfg.gs_epochs, cfg, seed + 1),
+    }
