@@ -107,3 +107,15 @@ def test_version_and_help_list_subcommands(cli):
     r = cli("--help")
     for command in ("run", "demo", "report", "init", "models", "hinter"):
         assert command in r.stdout
+
+
+def test_demo_headline_flattens_one_level_without_intervals():
+    from fairprobe.cli import _headline
+
+    metrics = {
+        "accuracy": 0.88123456,
+        "accuracy_ci": [0.8, 0.9],
+        "error_rate": {"atomic": 0.0137, "atomic_ci": [0.01, 0.02], "by_pair": {"race+gender": 0.1}},
+        "passed": True,
+    }
+    assert _headline(metrics) == {"accuracy": 0.8812, "error_rate.atomic": 0.0137}
