@@ -14,7 +14,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from fairprobe.report.sections import Analysis
-from fairprobe.report.svg import bar_chart, venn_chart
+from fairprobe.report.svg import bar_chart, radar_chart, venn_chart
 
 MAX_TABLE_FINDINGS = 5000
 """The HTML table shows at most this many findings (failures first); findings.jsonl has all."""
@@ -70,7 +70,7 @@ def render_html(
         headline.append(
             (metric, lookup_metric(summary["metrics"], metric), _ci_of(summary["metrics"], metric))
         )
-    charts = {"bar": bar_chart, "venn": venn_chart}
+    charts = {"bar": bar_chart, "venn": venn_chart, "radar": radar_chart}
     sections = [(s, charts[s.kind](s) if s.kind in charts else None) for s in analysis.sections]
     failure_col = columns.index(analysis.failure_field) if analysis.failure_field in columns else -1
     html = _env.get_template("report.html.j2").render(

@@ -50,6 +50,22 @@ class VennChart:
 
 
 @dataclass
+class RadarChart:
+    """One axis per item (e.g. a sentence); ``values[i]`` is plotted along axis i and joined into a
+    polygon; ``reference`` draws a dashed circle (e.g. a threshold) with ``reference_label``.
+    Used for the certificates' ε* against the threshold t (certificates paper, Figures 2–3)."""
+
+    title: str
+    labels: list[str]
+    values: list[float]
+    reference: float | None = None
+    reference_label: str = ""
+    series_label: str = ""
+    caption: str = ""
+    kind: str = "radar"
+
+
+@dataclass
 class Segment:
     """A run of text; ``mark`` highlights it (e.g. a replaced word)."""
 
@@ -79,7 +95,7 @@ class Paragraph:
     kind: str = "text"
 
 
-Section = Table | BarChart | VennChart | Examples | Paragraph
+Section = Table | BarChart | VennChart | RadarChart | Examples | Paragraph
 
 
 @dataclass

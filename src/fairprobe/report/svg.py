@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 from markupsafe import Markup, escape
 
-from fairprobe.report.sections import BarChart, VennChart
+from fairprobe.report.sections import BarChart, RadarChart, VennChart
 
 
 def bar_chart(chart: BarChart) -> Markup:
@@ -54,3 +56,53 @@ def venn_chart(chart: VennChart) -> Markup:
         f'<text x="405" y="22" class="lbl" text-anchor="end">neither: {chart.neither}</text>'
         "</svg>"
     )
+
+
+def radar_chart(chart: RadarChart) -> Markup:
+    """Radar plot: one spoke per label, the values as a filled polygon (linear scale from the centre),
+    the reference as a dashed circle; spokes whose value reaches the reference are drawn solid."""
+    size, cx, cy, rad = 460, 230, 220, 170
+    top = max([*chart.values, chart.reference or 0.0, 1e-300])
+    n = max(len(chart.values), 1)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{size + 160}" height="{size}" '
+        f'aria-label="{escape(chart.title)}">'
+    ]
+    points = []
+    for i, (label, value) in enumerate(zip(chart.labels, chart.values, strict=True)):
+        angle = -math.pi / 2 + 2 * math.pi * i / n
+        dx, dy = math.cos(angle), math.sin(angle)
+        ok = chart.reference is None or value >= chart.reference
+        dash = "" if ok else ' stroke-dasharray="2 3"'
+        parts.append(
+            f'<line x1="{cx}" y1="{cy}" x2="{cx + rad * dx:.1f}" y2="{cy + rad * dy:.1f}" '
+            f'stroke="#c9ced6" stroke-width="1"{dash}/>'
+        )
+        r = rad * max(value, 0.0) / top
+        points.append(f"{cx + r * dx:.1f},{cy + r * dy:.1f}")
+        if n <= 60:
+            parts.append(
+                f'<text x="{cx + (rad + 12) * dx:.1f}" y="{cy + (rad + 12) * dy + 4:.1f}" '
+                f'text-anchor="middle" class="lbl" font-size="9">{escape(label)}</text>'
+            )
+    if points:
+        parts.append(
+            f'<polygon points="{" ".join(points)}" fill="#4c72b0" fill-opacity="0.35" stroke="#4c72b0"/>'
+        )
+    if chart.reference is not None:
+        rr = rad * chart.reference / top
+        parts.append(
+            f'<circle cx="{cx}" cy="{cy}" r="{rr:.1f}" fill="none" stroke="#dd6a5a" stroke-width="2" '
+            'stroke-dasharray="6 4"/>'
+        )
+    legend_x = size + 10
+    parts.append(
+        f'<rect x="{legend_x}" y="20" width="12" height="12" fill="#4c72b0" fill-opacity="0.35" stroke="#4c72b0"/>'
+        f'<text x="{legend_x + 18}" y="30" class="lbl">{escape(chart.series_label)}</text>'
+        f'<line x1="{legend_x}" y1="50" x2="{legend_x + 12}" y2="50" stroke="#dd6a5a" stroke-width="2" '
+        'stroke-dasharray="4 2"/>'
+        f'<text x="{legend_x + 18}" y="54" class="lbl">{escape(chart.reference_label)}</text>'
+        f'<text x="{legend_x}" y="78" class="lbl">outer ring = {top:.3g}</text>'
+        "</svg>"
+    )
+    return Markup("".join(parts))

@@ -76,7 +76,7 @@ class Point:
     def bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
         return self.v, self.v
 
-    def block_end(self, cap: int) -> Point:
+    def block_end(self, cap: int, fixed: int = 0) -> Point:
         return self
 
     def margin_lower(self, target: int) -> torch.Tensor:
@@ -151,9 +151,7 @@ class Box:
 
     def matmul(self, other: Box) -> Box:
         """Centre-radius interval matrix product (Rump): sound for every pair of members."""
-        return Box(
-            self.c @ other.c, self.c.abs() @ other.r + self.r @ other.c.abs() + self.r @ other.r
-        )
+        return Box(self.c @ other.c, self.c.abs() @ other.r + self.r @ other.c.abs() + self.r @ other.r)
 
     def clamp(self, lo: float, hi: float) -> Box:
         """Intersect with a range the true values are known to lie in (e.g. softmax in [0, 1])."""
@@ -182,7 +180,7 @@ class Box:
     def bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
         return self.c - self.r, self.c + self.r
 
-    def block_end(self, cap: int) -> Box:
+    def block_end(self, cap: int, fixed: int = 0) -> Box:
         return self
 
     def margin_lower(self, target: int) -> torch.Tensor:

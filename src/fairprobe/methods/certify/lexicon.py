@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import re
 from functools import cache
@@ -24,6 +25,14 @@ from fairprobe.errors import DataError
 WORDNET_DIR = Path("/usr/share/wordnet")
 TOKEN_RE = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 PAD, UNK = "<pad>", "<unk>"
+LEXNAMES = (
+    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body "
+    "noun.cognition noun.communication noun.event noun.feeling noun.food noun.group noun.location "
+    "noun.motive noun.object noun.person noun.phenomenon noun.plant noun.possession noun.process "
+    "noun.quantity noun.relation noun.shape noun.state noun.substance noun.time verb.body verb.change "
+    "verb.cognition verb.communication verb.competition verb.consumption verb.contact verb.creation "
+    "verb.emotion verb.motion verb.perception verb.possession verb.social verb.stative verb.weather adj.ppl"
+).split()
 
 # Table 4 of the paper (WEAT attribute sets)
 FEMALE_T4 = (
@@ -87,18 +96,45 @@ def toxic_terms(path: Path | None = None) -> list[str]:
     return sorted(set(terms))
 
 
+def wordnet_available() -> bool:
+    return (WORDNET_DIR / "data.noun").is_file()
+
+
+@cache
 def wordnet():  # type: ignore[no-untyped-def]
-    """nltk's WordNet reader over the Debian ``wordnet-base`` files."""
+    """nltk's WordNet reader over the Debian ``wordnet-base`` files (loaded once per process)."""
     if not (WORDNET_DIR / "data.noun").is_file():
         raise DataError(
             f"WordNet not found in {WORDNET_DIR}; install it with `apt-get install -y wordnet-base` (Debian/Ubuntu)"
         )
+    import nltk.data
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
-    return WordNetCorpusReader(str(WORDNET_DIR), None)
+    if str(WORDNET_DIR) not in nltk.data.path:  # nltk >= 3.9 reads only from its data roots
+        nltk.data.path.append(str(WORDNET_DIR))
+
+    class _Reader(WordNetCorpusReader):
+        """Debian's wordnet-base lacks the ``lexnames`` file nltk reads; its content is fixed by the
+        WordNet 3.0 format (lexnames(5WN)), so it is supplied from :data:`LEXNAMES`."""
+
+        def open(self, file):  # type: ignore[no-untyped-def]
+            if file == "lexnames" and not (WORDNET_DIR / "lexnames").is_file():
+                return io.StringIO("".join(f"{i:02d}\t{n}\t0\n" for i, n in enumerate(LEXNAMES)))
+            return super().open(file)
+
+        def map_wn(self, version="wordnet"):  # type: ignore[no-untyped-def]
+            return None  # no multilingual (OMW) mapping is needed, and its data is not installed
+
+    import warnings
+
+    with warnings.catch_warnings():  # "multilingual functions are not available": none are used
+        warnings.simplefilter("ignore", UserWarning)
+        return _Reader(str(WORDNET_DIR), None)
 
 
-def wordnet_pairs(words: list[str], exclude: frozenset[str], limit: int, seed: int) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def wordnet_pairs(
+    words: list[str], exclude: frozenset[str], limit: int, seed: int
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """WordNet synonym and antonym pairs (B.3, "general semantic pre-training").
 
     Synonyms of each word in ``words`` (then of a seeded sample of other lemmas, up to ``limit``

@@ -75,6 +75,7 @@ def build_model(cfg: ModelConfig):  # type: ignore[no-untyped-def]
             self.cfg = cfg
             self.tok = nn.Embedding(cfg.vocab_size, cfg.dim, padding_idx=0)
             self.pos = nn.Embedding(cfg.max_len, cfg.dim)
+            nn.init.uniform_(self.pos.weight, -0.05, 0.05)  # Keras' default Embedding initialiser
             self.blocks = nn.ModuleList([Block() for _ in range(cfg.blocks)])
             self.head = nn.Linear(cfg.dim, 2)
 
@@ -93,7 +94,9 @@ def build_model(cfg: ModelConfig):  # type: ignore[no-untyped-def]
             return self.forward_embedded(self.tok(ids), keep)
 
     if cfg.dim % cfg.heads:
-        raise ModelError(f"embedding size {cfg.dim} is not divisible by {cfg.heads} heads; change --dim or --heads")
+        raise ModelError(
+            f"embedding size {cfg.dim} is not divisible by {cfg.heads} heads; change --dim or --heads"
+        )
     return Classifier()
 
 
@@ -131,7 +134,9 @@ def load_model(model_dir: Path, dtype: str = "float64") -> LoadedModel:
     model_dir = Path(model_dir)
     for name in ("model.pt", "config.json", "vocab.json"):
         if not (model_dir / name).is_file():
-            raise ModelError(f"{model_dir} has no {name}; train one with `fairprobe certify train --out {model_dir}`")
+            raise ModelError(
+                f"{model_dir} has no {name}; train one with `fairprobe certify train --out {model_dir}`"
+            )
     cfg = ModelConfig(**json.loads((model_dir / "config.json").read_text()))
     module = build_model(cfg)
     module.load_state_dict(torch.load(model_dir / "model.pt", map_location="cpu", weights_only=True))

@@ -102,8 +102,8 @@ class ZonoBox:
     def center(self) -> torch.Tensor:
         return self.z.c
 
-    def block_end(self, cap: int) -> ZonoBox:
-        return ZonoBox(self.z.block_end(cap), self.b)
+    def block_end(self, cap: int, fixed: int = 0) -> ZonoBox:
+        return ZonoBox(self.z.block_end(cap, fixed), self.b)
 
     def margin_lower(self, target: int) -> torch.Tensor:
         return self.z.margin_lower(target).nan_to_num(nan=float("-inf")).maximum(self.b.margin_lower(target))
@@ -124,6 +124,7 @@ def walk(model: Any, x: Any, cap: int = 1024, record: list[tuple[str, Any]] | No
     """Interpret ``model`` (float64, eval) on abstract token embeddings ``x`` of shape (n, dim)."""
     cfg = model.cfg
     n = x.center().shape[0]
+    fixed = n * cfg.dim  # the input box's own noise symbols (Eq. 6), never reduced
     h, dh = cfg.heads, cfg.dim // cfg.heads
 
     def rec(name: str, value: Any) -> Any:
@@ -145,19 +146,26 @@ def walk(model: Any, x: Any, cap: int = 1024, record: list[tuple[str, Any]] | No
         f = rec(f"block{i}.relu", x.affine(blk.ff1.weight, blk.ff1.bias).relu())
         f = f.affine(blk.ff2.weight, blk.ff2.bias)
         x = rec(f"block{i}.ln2", _layer_norm(x.add(f), blk.ln2))
-        x = x.block_end(cap)
+        x = x.block_end(cap, fixed)
     import torch
 
     pooled = x.sum(0).scale(torch.tensor(1.0 / n, dtype=x.center().dtype))
     return rec("logits", pooled.affine(model.head.weight, model.head.bias))
 
 
+DOMAINS = ("point", "ibp", "zonotope", "zonotope-only")
+
+
 def abstract_input(e: torch.Tensor, eps: float, domain: str) -> Any:
-    """The ε-box around token embeddings ``e`` (n, dim) in ``domain`` (point | ibp | zonotope)."""
+    """The ε-box around token embeddings ``e`` (n, dim) in ``domain``: ``point`` (concrete),
+    ``ibp`` (intervals), ``zonotope`` (the reduced product :class:`ZonoBox`, the default verifier) or
+    ``zonotope-only`` (plain DeepT-style zonotopes, no interval tightening)."""
     import torch
 
     if domain == "point":
         return Point(e)
+    if domain == "zonotope-only":
+        return Zono.box_around(e, eps)
     box = Box(e.clone(), torch.full_like(e, eps))
     if domain == "ibp":
         return box

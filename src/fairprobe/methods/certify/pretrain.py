@@ -19,7 +19,8 @@ Two phases, each with its own ``alpha`` / ``margin`` / epochs (Table 7 defaults)
    with Adam (no weight decay) their embeddings do not move in this phase.
 
 Choices where the paper is silent: Keras-style uniform(-0.05, 0.05) initialisation, Adam with
-learning rate 0.01, batches of 256 pairs, ``D = sqrt(|e1 - e2|^2 + 1e-12)`` (smooth at 0).
+learning rate 0.01 with cosine decay to 1e-5, batches of 256 pairs, half of the dissimilar partners
+drawn from the task's own words, ``D = sqrt(|e1 - e2|^2 + 1e-12)`` (smooth at 0).
 """
 
 from __future__ import annotations
@@ -45,7 +46,11 @@ class PretrainConfig:
 
     @classmethod
     def for_task(cls, task: str, **overrides: object) -> PretrainConfig:
-        base = cls() if task == "adult-gender" else cls(alpha=20.0, margin=0.5, epochs=100, gs_margin=0.3, gs_epochs=100)
+        base = (
+            cls()
+            if task == "adult-gender"
+            else cls(alpha=20.0, margin=0.5, epochs=100, gs_margin=0.3, gs_epochs=100)
+        )
         for k, v in overrides.items():
             if v is not None:
                 setattr(base, k, v)
@@ -77,7 +82,9 @@ def _neutral_words(candidates: list[str], sensitive: frozenset[str], use_wordnet
     return sorted({w for w in candidates if w not in sensitive and w not in related})
 
 
-def sensitive_pairs(mode: str, neutral: list[str], seed: int) -> list[Pair]:
+def sensitive_pairs(
+    mode: str, neutral: list[str], seed: int, task_words: frozenset[str] = frozenset()
+) -> list[Pair]:
     """Phase 1 pairs: gender (``adult-gender``) or toxic (``toxicity``) terms vs neutral words."""
     rng = random.Random(seed)
     similar: list[Pair] = []
@@ -92,7 +99,10 @@ def sensitive_pairs(mode: str, neutral: list[str], seed: int) -> list[Pair]:
         similar = [(a, b, 0) for i, a in enumerate(group) for b in group[i + 1 :]]
     if not neutral:
         raise ValueError("no neutral words to contrast the sensitive words with")
-    dissimilar = [(rng.choice(group), rng.choice(neutral), 1) for _ in similar]
+    # half of the dissimilar partners are words of the task data, so that the words the classifier
+    # reads are pushed away from the sensitive cluster (not only rare WordNet lemmas)
+    task = [w for w in neutral if w in task_words] or neutral
+    dissimilar = [(rng.choice(group), rng.choice(task if i % 2 else neutral), 1) for i in range(len(similar))]
     return similar + dissimilar
 
 
@@ -110,7 +120,16 @@ def semantic_pairs(words: list[str], exclude: frozenset[str], limit: int, seed: 
     return [(a, b, 0) for a, b in synonyms] + dissimilar + [(a, b, 1) for a, b in antonyms]
 
 
-def train_pairs(table, index: dict[str, int], pairs: list[Pair], alpha: float, margin: float, epochs: int, cfg: PretrainConfig, seed: int) -> list[float]:  # type: ignore[no-untyped-def]
+def train_pairs(
+    table,
+    index: dict[str, int],
+    pairs: list[Pair],
+    alpha: float,
+    margin: float,
+    epochs: int,
+    cfg: PretrainConfig,
+    seed: int,
+) -> list[float]:  # type: ignore[no-untyped-def]
     """Optimise rows of ``table`` (an ``nn.Embedding``) on ``pairs``; returns the loss per epoch."""
     import torch
 
@@ -121,6 +140,10 @@ def train_pairs(table, index: dict[str, int], pairs: list[Pair], alpha: float, m
     b = torch.tensor([index[p[1]] for p in pairs])
     y = torch.tensor([float(p[2]) for p in pairs])
     opt = torch.optim.Adam(table.parameters(), lr=cfg.lr)
+    steps = epochs * ((len(pairs) + cfg.batch - 1) // cfg.batch)
+    # cosine decay to lr/1000: Adam's step size is ~lr whatever the gradient, so without decay a
+    # cluster cannot shrink below ~lr (the threshold t would stay ~1e-2)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps, eta_min=cfg.lr * 1e-3)
     gen = torch.Generator().manual_seed(seed)
     losses = []
     for _ in range(epochs):
@@ -132,12 +155,15 @@ def train_pairs(table, index: dict[str, int], pairs: list[Pair], alpha: float, m
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total += float(loss) * len(idx)
+            sched.step()
+            total += float(loss.detach()) * len(idx)
         losses.append(total / len(pairs))
     return losses
 
 
-def pretraining_words(mode: str, task_words: list[str], cfg: PretrainConfig, seed: int) -> tuple[list[Pair], list[Pair]]:
+def pretraining_words(
+    mode: str, task_words: list[str], cfg: PretrainConfig, seed: int
+) -> tuple[list[Pair], list[Pair]]:
     """Both phases' pairs for a task whose data uses ``task_words``."""
     sensitive = lexicon.gender_specific() if mode == "adult-gender" else frozenset(lexicon.toxic_terms())
     gs: list[Pair] = []
@@ -145,10 +171,12 @@ def pretraining_words(mode: str, task_words: list[str], cfg: PretrainConfig, see
         gs = semantic_pairs(sorted(set(task_words) - sensitive), sensitive, cfg.gs_pairs, seed)
     candidates = sorted(set(task_words) | {w for p in gs for w in p[:2]})
     neutral = _neutral_words(candidates, sensitive, cfg.wordnet)
-    return sensitive_pairs(mode, neutral, seed), gs
+    return sensitive_pairs(mode, neutral, seed, frozenset(task_words)), gs
 
 
-def pretrain_embeddings(table, index: dict[str, int], phase1: list[Pair], phase2: list[Pair], cfg: PretrainConfig, seed: int) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
+def pretrain_embeddings(
+    table, index: dict[str, int], phase1: list[Pair], phase2: list[Pair], cfg: PretrainConfig, seed: int
+) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
     """Run both phases on ``table`` in place; returns the loss curves."""
     import torch
 
@@ -157,5 +185,7 @@ def pretrain_embeddings(table, index: dict[str, int], phase1: list[Pair], phase2
         table.weight.uniform_(-0.05, 0.05)
     return {
         "sensitive": train_pairs(table, index, phase1, cfg.alpha, cfg.margin, cfg.epochs, cfg, seed),
-        "semantic": train_pairs(table, index, phase2, cfg.gs_alpha, cfg.gs_margin, cfg.gs_epochs, cfg, seed + 1),
+        "semantic": train_pairs(
+            table, index, phase2, cfg.gs_alpha, cfg.gs_margin, cfg.gs_epochs, cfg, seed + 1
+        ),
     }

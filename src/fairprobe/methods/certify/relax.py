@@ -17,6 +17,7 @@ so a zonotope ``x`` maps to ``lam * x + mu + beta * eta`` with a fresh noise ter
 All arithmetic is float64; ``beta`` is padded by a relative ``1e-12`` against rounding.
 """
 
+# ruff: noqa: E741  (l, u: the usual names of an interval's ends)
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -91,9 +92,7 @@ def reciprocal_relax(l: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, to
     """``1/x`` on ``[l, u]`` with ``l > 0``."""
     import torch
 
-    return convex_relax(
-        lambda x: 1.0 / x, lambda x: -1.0 / (x * x), lambda lam: 1.0 / torch.sqrt(-lam), l, u
-    )
+    return convex_relax(lambda x: 1.0 / x, lambda x: -1.0 / (x * x), lambda lam: 1.0 / torch.sqrt(-lam), l, u)
 
 
 def rsqrt_relax(l: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -5,7 +5,7 @@ pre-training words, :mod:`.lexicon`); pre-train the embedding table (:mod:`.pret
 transformer (:mod:`.model`) with the table **frozen**; train it with the paper's optimiser (AdamW,
 lr 1e-3, weight decay 1e-5), ReduceLROnPlateau (factor 0.5, patience 3, min lr 1e-6) on a 10%
 validation split, early stopping (patience 10, best weights restored) and the focal loss
-(alpha = 0.25, gamma = 2); report accuracy on the held-out test split.
+(gamma = 2; see :func:`focal_loss` on alpha); report accuracy on the held-out test split.
 
 ``pretrain=False`` is the paper's "no embedding pre-training" ablation (App. C.3): the table starts
 random and is trained (unfrozen) with the rest of the model.
@@ -71,13 +71,18 @@ def encode(texts: list[str], index: dict[str, int], max_len: int):  # type: igno
     return out
 
 
-def focal_loss(logits, target, alpha: float = 0.25, gamma: float = 2.0):  # type: ignore[no-untyped-def]
-    """Binary focal loss (Lin et al., 2017) on two logits; ``alpha`` weighs class 1."""
+def focal_loss(logits, target, gamma: float = 2.0, alpha: float | None = None):  # type: ignore[no-untyped-def]
+    """Focal loss (Lin et al., 2017) on two logits. ``alpha`` (weight of class 1) is off by default:
+    Keras' ``BinaryFocalCrossentropy(alpha=0.25)`` — the paper's Table 8 — ignores alpha unless
+    ``apply_class_balancing=True``, and alpha = 0.25 on Adult's minority class collapses training
+    to the majority label."""
     import torch
 
     logp = torch.log_softmax(logits, -1).gather(1, target[:, None]).squeeze(1)
-    weight = torch.where(target == 1, alpha, 1 - alpha)
-    return (-weight * (1 - logp.exp()) ** gamma * logp).mean()
+    loss = -((1 - logp.exp()) ** gamma) * logp
+    if alpha is not None:
+        loss = loss * torch.where(target == 1, alpha, 1 - alpha)
+    return loss.mean()
 
 
 def predict(module, ids) -> list[int]:  # type: ignore[no-untyped-def]
@@ -105,7 +110,9 @@ def _sample(rows: list[Example], limit: int | None, seed: int) -> list[Example]:
     return sorted(rng.sample(rows, limit), key=lambda e: e.id)
 
 
-def fit(module, train: list[Example], index: dict[str, int], cfg: TrainConfig, log: Callable[[str], None]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def fit(
+    module, train: list[Example], index: dict[str, int], cfg: TrainConfig, log: Callable[[str], None]
+) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Train ``module`` in place; returns the training history."""
     import torch
 
@@ -168,8 +175,13 @@ def train_task(out: Path, cfg: TrainConfig, log: Callable[[str], None] = print) 
     vocab = build_vocab([e.text for e in train], {w for p in phase1 + phase2 for w in p[:2]} | set(sensitive))
     index = {w: i for i, w in enumerate(vocab)}
     mcfg = ModelConfig(
-        vocab_size=len(vocab), dim=cfg.dim, heads=cfg.heads, ff=cfg.ff, blocks=cfg.model_blocks(),
-        dropout=cfg.model_dropout(), task=cfg.task,
+        vocab_size=len(vocab),
+        dim=cfg.dim,
+        heads=cfg.heads,
+        ff=cfg.ff,
+        blocks=cfg.model_blocks(),
+        dropout=cfg.model_dropout(),
+        task=cfg.task,
     )
     module = build_model(mcfg)
     losses: dict[str, list[float]] = {}

@@ -82,7 +82,11 @@ class Zono:
 
     def sum(self, dim: int, keepdim: bool = False) -> Zono:
         gd = dim + 1 if dim >= 0 else dim
-        return Zono(self.c.sum(dim, keepdim=keepdim), self.g.sum(gd, keepdim=keepdim), self.r.sum(dim, keepdim=keepdim))
+        return Zono(
+            self.c.sum(dim, keepdim=keepdim),
+            self.g.sum(gd, keepdim=keepdim),
+            self.r.sum(dim, keepdim=keepdim),
+        )
 
     # -- relaxations -----------------------------------------------------------------------------
     def radius(self) -> torch.Tensor:
@@ -107,7 +111,9 @@ class Zono:
     def exp(self, bounds: tuple[torch.Tensor, torch.Tensor] | None = None) -> Zono:
         return self._apply(exp_relax(*(bounds or self.bounds())))
 
-    def reciprocal(self, floor: torch.Tensor | float, bounds: tuple[torch.Tensor, torch.Tensor] | None = None) -> Zono:
+    def reciprocal(
+        self, floor: torch.Tensor | float, bounds: tuple[torch.Tensor, torch.Tensor] | None = None
+    ) -> Zono:
         lo, hi = bounds or self.bounds()
         lo = lo.clamp_min(floor) if isinstance(floor, float) else lo.maximum(floor)
         return self._apply(reciprocal_relax(lo, hi.maximum(lo)))
@@ -165,8 +171,13 @@ class Zono:
         return Zono(c, g, r)
 
     # -- generator management --------------------------------------------------------------------
-    def block_end(self, cap: int) -> Zono:
-        """Turn the private box into generators, then reduce to at most ``cap`` generators."""
+    def block_end(self, cap: int, fixed: int = 0) -> Zono:
+        """Turn the private box into generators, then reduce to at most ``cap`` generators.
+
+        The first ``fixed`` rows (the input's own noise symbols) are always kept, in place; of the
+        others the rows with the largest ``||g||_1 - ||g||_inf`` (Girard) are kept, in their order,
+        and the rest are summed in absolute value into the private box (a sound over-approximation).
+        """
         import torch
 
         flat_r = self.r.reshape(-1)
@@ -175,12 +186,15 @@ class Zono:
         fresh[torch.arange(idx.numel()), idx] = flat_r[idx]
         g = torch.cat([self.g.reshape(self.g.shape[0], -1), fresh])
         r = torch.zeros_like(flat_r)
-        if g.shape[0] > cap:
-            score = g.abs().sum(1) - g.abs().amax(1)
+        fixed = min(fixed, g.shape[0])
+        room = max(cap - fixed, 0)
+        if g.shape[0] > fixed + room:
+            rest = g[fixed:]
+            score = rest.abs().sum(1) - rest.abs().amax(1)
             order = torch.argsort(score, descending=True)
-            keep, drop = order[:cap], order[cap:]
-            r = g[drop].abs().sum(0)
-            g = g[keep]
+            keep, drop = torch.sort(order[:room]).values, order[room:]
+            r = rest[drop].abs().sum(0)
+            g = torch.cat([g[:fixed], rest[keep]])
         return Zono(self.c, g.reshape(g.shape[0], *self.c.shape), r.reshape(self.c.shape))
 
     def margin_lower(self, target: int) -> torch.Tensor:

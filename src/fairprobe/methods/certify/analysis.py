@@ -1,0 +1,152 @@
+"""Certificate metrics and report sections (paper Eq. 4, Figures 2–3, Table 1, App. C.3).
+
+Metrics (``summary.json`` → ``metrics``), over the main model's certificates:
+
+- ``fairness_score`` — Eq. 4: certified sentences / sentences (``fairness_score_ci``: 95% bootstrap).
+- ``accuracy`` — the model's accuracy on the evaluation data (held-out split by default).
+- ``threshold`` — the run's reference threshold: the largest t(w) over the sensitive words met
+  (each sentence's own t is in its certificate).
+- ``eps_star.{min,median,max}`` — ε* of the issuing verifier; ``sentences`` — how many.
+- ``ibp`` — the interval baseline on the same sentences: its ``fairness_score``, ``eps_star_median``
+  and ``zonotope_over_ibp_median`` (median of per-sentence ε*_zonotope / ε*_IBP).
+- ``ablation.no_pretraining`` — the same metrics for the "no embedding pre-training" model.
+"""
+
+from __future__ import annotations
+
+from statistics import median
+from typing import Any
+
+from fairprobe.methods.certify.block import CertifyBlock
+from fairprobe.report.sections import Analysis, Group, Paragraph, RadarChart, Table
+from fairprobe.stats import rate_with_ci
+
+
+def _variant_metrics(findings: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+    eps = [f["eps_star"] for f in findings]
+    score, ci = rate_with_ci([f["certified"] for f in findings], seed=seed)
+    words: dict[str, float] = {}
+    for f in findings:
+        words.update(f.get("word_thresholds", {}))
+    out: dict[str, Any] = {
+        "fairness_score": score,
+        "fairness_score_ci": ci,
+        "accuracy": findings[0].get("model_accuracy") if findings else None,
+        "threshold": max(words.values(), default=0.0),
+        "eps_star": {
+            "min": min(eps, default=0.0),
+            "median": median(eps) if eps else 0.0,
+            "max": max(eps, default=0.0),
+        },
+        "sentences": len(findings),
+        "certified": sum(f["certified"] for f in findings),
+        "sentence_accuracy": (sum(f["correct"] for f in findings) / len(findings)) if findings else 0.0,
+        "seconds_per_sentence": median(f["seconds"] for f in findings) if findings else 0.0,
+    }
+    with_ibp = [f for f in findings if "eps_star_ibp" in f]
+    if with_ibp:
+        ratios = [f["eps_star"] / f["eps_star_ibp"] for f in with_ibp if f["eps_star_ibp"] > 0]
+        out["ibp"] = {
+            "fairness_score": sum(f["certified_ibp"] for f in with_ibp) / len(with_ibp),
+            "eps_star_median": median(f["eps_star_ibp"] for f in with_ibp),
+            "zonotope_over_ibp_median": median(ratios) if ratios else None,
+        }
+    if out["accuracy"] is None:
+        out.pop("accuracy")
+    return out
+
+
+def _radar(title: str, findings: list[dict[str, Any]], threshold: float) -> RadarChart:
+    return RadarChart(
+        title=title,
+        labels=[f"s{i + 1}" for i in range(len(findings))],
+        values=[f["eps_star"] for f in findings],
+        reference=threshold,
+        reference_label=f"threshold t = {threshold:.3g}",
+        series_label="max verified ε*",
+        caption="Each spoke is a sentence; the polygon's tip is its ε*. Sentences whose tip reaches "
+        "past the dashed circle (the run threshold) hold a certificate (cf. the paper's Figures 2–3; "
+        "per-sentence thresholds are in the table below).",
+    )
+
+
+def analyse(block: CertifyBlock, findings: list[dict[str, Any]], seed: int) -> Analysis:
+    main = sorted((f for f in findings if f.get("variant", "main") == "main"), key=lambda f: f["id"])
+    ablation = sorted((f for f in findings if f.get("variant") == "no-pretraining"), key=lambda f: f["id"])
+    metrics = _variant_metrics(main, seed)
+    if ablation:
+        metrics["ablation"] = {"no_pretraining": _variant_metrics(ablation, seed)}
+    sections: list[Any] = [
+        Paragraph(
+            "What a certificate means",
+            "A sentence is certified when the verifier proves that no point in the ℓ∞ box of radius ε* "
+            "around its token embeddings changes the prediction, and ε* ≥ t, the largest ℓ∞ distance "
+            "from a sensitive word of the sentence to its substitutes. Then no combination of "
+            f"substitutions changes the prediction. Verifier: {block.domain}"
+            + (" (IBP baseline alongside)" if block.baseline else "")
+            + f"; substitutes: {'user list' if block.substitutes else f'{block.k} nearest neighbours'}.",
+        ),
+        _radar("ε* per sentence against the threshold", main, metrics["threshold"]),
+    ]
+    if ablation:
+        sections.append(
+            _radar(
+                "Ablation: no embedding pre-training",
+                ablation,
+                metrics["ablation"]["no_pretraining"]["threshold"],
+            )
+        )
+    rows = []
+    for f in main + ablation:
+        rows.append(
+            [
+                f["variant"],
+                f["sentence_id"],
+                f["label"],
+                f["prediction"],
+                f["eps_star"],
+                f.get("eps_star_ibp", ""),
+                f["threshold"],
+                "yes" if f["certified"] else "no",
+                f["seconds"],
+            ]
+        )
+    sections.append(
+        Table(
+            "Certificates",
+            ["model", "sentence", "label", "prediction", "ε*", "ε* (IBP)", "t", "certified", "seconds"],
+            rows,
+        )
+    )
+    words: dict[str, tuple[float, list[str]]] = {}
+    for f in main:
+        for w, t in f.get("word_thresholds", {}).items():
+            words[w] = (t, [s for s, _ in f["substitutes"].get(w, [])][:12])
+    sections.append(
+        Table(
+            "Sensitive words and their substitutes (main model)",
+            ["word", "t(w) (ℓ∞)", "nearest substitutes"],
+            [[w, t, ", ".join(s)] for w, (t, s) in sorted(words.items())],
+        )
+    )
+    groups = [Group("certificates", len(main), ["fairness_score", "eps_star", "threshold", "accuracy"])]
+    if ablation:
+        groups.append(Group("ablation no-pretraining", len(ablation), ["ablation"]))
+    return Analysis(
+        metrics=metrics,
+        sections=sections,
+        groups=groups,
+        finding_columns=[
+            "variant",
+            "sentence_id",
+            "label",
+            "prediction",
+            "eps_star",
+            "eps_star_ibp",
+            "threshold",
+            "certified",
+            "seconds",
+            "sentence",
+        ],
+        failure_field="not_certified",
+    )

@@ -1,0 +1,108 @@
+"""Certification as a pipeline stage (paper Algorithm 1): one certificate per sentence.
+
+generate = draw the sentences (with a sensitive word, balanced labels) and their substitute sets;
+execute = the verifier's ε* search per sentence (resumable: each certificate is stored as soon as
+it is issued); judge = ``ε* >= t``. The optional "no embedding pre-training" ablation model
+(App. C.3) is certified on the same sentences, its findings marked ``variant: no-pretraining``.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from fairprobe.errors import RunStateError
+from fairprobe.methods.certify.block import CertifyBlock
+from fairprobe.methods.certify.certificate import (
+    Substitutes,
+    VerifierSettings,
+    certify,
+    choose_sentences,
+    load_substitute_file,
+    token_ids,
+)
+from fairprobe.methods.certify.data import Example, load_eval_data
+from fairprobe.methods.certify.model import LoadedModel, load_model
+from fairprobe.methods.certify.train import accuracy
+from fairprobe.runner import RunContext
+
+ABLATION_DIR = "no-pretraining"
+
+
+def ablation_dir(block: CertifyBlock) -> Path | None:
+    if block.ablation_model is None or block.ablation_model == "none":
+        return None
+    if block.ablation_model == "auto":
+        auto = Path(block.model) / ABLATION_DIR
+        return auto if (auto / "model.pt").is_file() else None
+    return Path(block.ablation_model)
+
+
+def eval_accuracy(loaded: LoadedModel, examples: list[Example], limit: int | None, seed: int) -> float:
+    rows = examples
+    if limit is not None and limit < len(rows):
+        rows = random.Random(seed).sample(rows, limit)
+    index = {w: i for i, w in enumerate(loaded.vocab)}
+    return accuracy(loaded.module, rows, index, loaded.cfg.max_len)
+
+
+def _check_model(ctx: RunContext, variant: str, loaded: LoadedModel) -> None:
+    """A run certifies one model version: a retrained model in the same folder needs --overwrite."""
+    key = f"model_hash:{variant}"
+    previous = ctx.store.get_state(key)
+    if previous is not None and previous != loaded.hash:
+        raise RunStateError(
+            f"{loaded.directory} changed since this run started (model hash differs); "
+            "pass --overwrite to certify the new model or choose another --out"
+        )
+    ctx.store.set_state(key, loaded.hash)
+
+
+def execute(block: CertifyBlock, ctx: RunContext) -> None:
+    import torch
+
+    if block.threads:
+        torch.set_num_threads(block.threads)
+    settings = VerifierSettings(block.domain, block.cap, block.steps, block.eps0, block.baseline)
+    user = load_substitute_file(block.substitutes) if block.substitutes else None
+    main = load_model(Path(block.model))
+    examples = load_eval_data(block.data, main.cfg.task)
+    models: list[tuple[str, LoadedModel]] = [("main", main)]
+    extra = ablation_dir(block)
+    if extra is not None:
+        models.append((ABLATION_DIR, load_model(extra)))
+    subs_main = Substitutes(main, block.k, user)
+    short = [e for e in examples if len(token_ids(main, e.text)) <= block.max_tokens]
+    sentences = choose_sentences(short, subs_main, block.n, ctx.seed)
+    done = ctx.done_ids()
+    for variant, loaded in models:
+        _check_model(ctx, variant, loaded)
+        key = f"accuracy:{variant}"
+        acc = ctx.store.get_state(key)
+        if acc is None:
+            acc = eval_accuracy(loaded, examples, block.accuracy_limit, ctx.seed)
+            ctx.store.set_state(key, acc)
+        ctx.record_info(
+            **{f"model_{variant.replace('-', '_')}": {"dir": str(loaded.directory), "hash": loaded.hash}}
+        )
+        subs = subs_main if loaded is main else Substitutes(loaded, block.k, user)
+        todo = [e for e in sentences if f"{variant}:{e.id}" not in done]
+        ctx.log(
+            f"{variant}: {len(sentences)} sentences ({len(sentences) - len(todo)} done), "
+            f"accuracy {acc:.3f}, {settings.domain} verifier"
+        )
+        with ctx.progress(f"certificates ({variant})", len(todo)) as bar:
+            for example in todo:
+                record: dict[str, Any] = certify(loaded, example, subs, settings)
+                record.update(
+                    id=f"{variant}:{example.id}",
+                    sentence_id=example.id,
+                    variant=variant,
+                    model_dir=str(loaded.directory),
+                    model_accuracy=acc,
+                    eval_data=block.data or f"{loaded.cfg.task} held-out test split",
+                    not_certified=not record["certified"],
+                )
+                ctx.add_findings([record])
+                bar.advance(1)

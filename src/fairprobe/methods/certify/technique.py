@@ -1,0 +1,33 @@
+"""Registers the certificates technique with the core: its spec block, pipeline stages and CLI."""
+
+from __future__ import annotations
+
+from fairprobe.methods.certify.analysis import analyse
+from fairprobe.methods.certify.block import CertifyBlock
+from fairprobe.methods.certify.cli import add_commands
+from fairprobe.methods.certify.pipeline import execute
+from fairprobe.registry import Technique
+
+EXAMPLE = """\
+certify:
+  model: models/adult-gender        # written by `fairprobe certify train --task adult-gender --out ...`
+  # data: adult                     # adult, toxicity, or a JSONL/CSV text,label file (default: held-out split)
+  n: 50                             # sentences (half of each label where possible)
+  k: 50                             # nearest neighbours per sensitive word (Eq. 3)
+  # substitutes: subs.json          # {word: [substitutes]} instead of k-NN
+  # domain: zonotope                # or ibp
+  # ablation_model: auto            # MODEL/no-pretraining when present (train with --ablation)
+  thresholds:
+    - "fairness_score < 0.5"
+"""
+
+TECHNIQUE = Technique(
+    name="certify",
+    summary="formal fairness certificates of a small transformer (zonotope verification)",
+    block=CertifyBlock,
+    execute=execute,
+    analyse=analyse,
+    model_uri=lambda b: b.model,
+    example=EXAMPLE,
+    cli=add_commands,
+)

@@ -1,0 +1,57 @@
+"""One tiny Adult model (and its no-pre-training twin) per test session, trained through the real CLI.
+
+Sizes are cut down (800 sentences, 2 blocks, 2 epochs, short pre-training) so the whole package's
+tests run in well under two minutes on two cores; the recipe is the real one.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fairprobe.methods.certify import lexicon
+
+FAST = [
+    "--blocks",
+    "2",
+    "--epochs",
+    "2",
+    "--train-limit",
+    "800",
+    "--pretrain-epochs",
+    "20",
+    "--semantic-epochs",
+    "3",
+    "--semantic-pairs",
+    "800",
+    "--threads",
+    "1",
+]
+
+
+def train_cli(out: Path, *extra: str) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).parent / "fairprobe"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    args = [str(exe), "certify", "train", "--out", str(out), *FAST, *extra]
+    if not lexicon.wordnet_available():
+        args.append("--no-wordnet")
+    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("certify") / "adult"
+    r = train_cli(out, "--task", "adult-gender", "--ablation")
+    assert r.returncode == 0, r.stderr[-2000:]
+    return out
+
+
+@pytest.fixture(scope="session")
+def loaded(tiny_model):
+    from fairprobe.methods.certify.model import load_model
+
+    return load_model(tiny_model)
