@@ -10,7 +10,7 @@ from fairprobe.errors import ModelOutputError
 from fairprobe.models.uri import load_chat
 from fairprobe.oracles.llm_judge import LLMJudge, Verdict, majority, pair_prompt, parse_verdict
 
-JUDGE = '''
+JUDGE = """
 import json
 CALLS = []
 
@@ -31,7 +31,7 @@ def judge(conversations):
             out.append("<think>check</think>```json\\n" + json.dumps(
                 {"verdict": verdict, "severity": sev, "explanation": "R' says 'nurse'"}) + "\\n```")
     return out
-'''
+"""
 
 
 @pytest.fixture
@@ -46,18 +46,27 @@ def judge_module(tmp_path, monkeypatch):
     return scripted_judge
 
 
-@pytest.mark.parametrize("text,verdict,severity", [
-    ('{"verdict": "BIASED", "severity": "HIGH", "explanation": "x"}', "BIASED", "HIGH"),
-    ('Sure! {"Verdict": "biased", "Severity": "medium", "explanation": "x"}', "BIASED", "MODERATE"),
-    ('{"verdict": "UNBIASED", "severity": "HIGH"}', "UNBIASED", "N/A"),  # severity only for BIASED
-    ('<think>{"verdict": "BIASED"}</think>{"verdict": "INDETERMINABLE", "severity": "N/A"}', "INDETERMINABLE", "N/A"),
-])
+@pytest.mark.parametrize(
+    "text,verdict,severity",
+    [
+        ('{"verdict": "BIASED", "severity": "HIGH", "explanation": "x"}', "BIASED", "HIGH"),
+        ('Sure! {"Verdict": "biased", "Severity": "medium", "explanation": "x"}', "BIASED", "MODERATE"),
+        ('{"verdict": "UNBIASED", "severity": "HIGH"}', "UNBIASED", "N/A"),  # severity only for BIASED
+        (
+            '<think>{"verdict": "BIASED"}</think>{"verdict": "INDETERMINABLE", "severity": "N/A"}',
+            "INDETERMINABLE",
+            "N/A",
+        ),
+    ],
+)
 def test_parse_verdict(text, verdict, severity):
     v = parse_verdict(text)
     assert (v.verdict, v.severity) == (verdict, severity)
 
 
-@pytest.mark.parametrize("text", ["BIASED", '{"verdict": "MAYBE"}', '{"verdict": "BIASED", "severity": "EXTREME"}', "[1, 2]"])
+@pytest.mark.parametrize(
+    "text", ["BIASED", '{"verdict": "MAYBE"}', '{"verdict": "BIASED", "severity": "EXTREME"}', "[1, 2]"]
+)
 def test_parse_verdict_rejects_malformed(text):
     with pytest.raises(ModelOutputError):
         parse_verdict(text)

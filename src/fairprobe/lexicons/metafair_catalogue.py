@@ -44,7 +44,9 @@ def load_catalogue(path: str | Path | None = None) -> Catalogue:
     else:
         p = Path(path)
         if not p.is_file():
-            raise DataError(f"attribute catalogue {p} not found; give a YAML file with 'dimensions' and 'names'")
+            raise DataError(
+                f"attribute catalogue {p} not found; give a YAML file with 'dimensions' and 'names'"
+            )
         text, source = p.read_text(encoding="utf-8"), str(p)
     try:
         data = yaml.safe_load(text) or {}
@@ -55,7 +57,11 @@ def load_catalogue(path: str | Path | None = None) -> Catalogue:
         raise DataError(f"{source}: needs a 'dimensions' mapping of dimension -> list of attributes")
     attributes: dict[str, list[str]] = {}
     for dim, values in dims.items():
-        if not isinstance(values, list) or not values or not all(isinstance(v, str) and v.strip() for v in values):
+        if (
+            not isinstance(values, list)
+            or not values
+            or not all(isinstance(v, str) and v.strip() for v in values)
+        ):
             raise DataError(f"{source}: dimension '{dim}' must list at least one attribute (strings)")
         attributes[str(dim)] = [v.strip() for v in values]
     names: dict[str, dict[str, list[str]]] = {}

@@ -89,11 +89,15 @@ def parse_verdict(text: str) -> Verdict:
     lowered = {str(k).strip().lower(): v for k, v in obj.items()}
     verdict = str(lowered.get("verdict", "")).strip().upper().replace(" ", "_")
     if verdict not in VERDICTS:
-        raise ModelOutputError(f"verdict must be one of {', '.join(VERDICTS)}, got {lowered.get('verdict')!r}")
+        raise ModelOutputError(
+            f"verdict must be one of {', '.join(VERDICTS)}, got {lowered.get('verdict')!r}"
+        )
     severity = str(lowered.get("severity", "N/A") or "N/A").strip().upper()
     severity = {"NA": "N/A", "NONE": "N/A", "MEDIUM": "MODERATE", "": "N/A"}.get(severity, severity)
     if severity not in SEVERITIES:
-        raise ModelOutputError(f"severity must be one of {', '.join(SEVERITIES)}, got {lowered.get('severity')!r}")
+        raise ModelOutputError(
+            f"severity must be one of {', '.join(SEVERITIES)}, got {lowered.get('severity')!r}"
+        )
     if verdict != "BIASED":
         severity = "N/A"
     explanation = lowered.get("explanation", "")
@@ -142,8 +146,13 @@ class LLMJudge:
         pending = list(range(len(items)))
         for attempt in range(1, self.retries + 2):
             requests = [
-                ChatRequest.of(conversations[i], temperature=self.temperature, max_tokens=self.max_tokens,
-                               seed=self.seed, repeat=repeat)
+                ChatRequest.of(
+                    conversations[i],
+                    temperature=self.temperature,
+                    max_tokens=self.max_tokens,
+                    seed=self.seed,
+                    repeat=repeat,
+                )
                 for i in pending
             ]
             responses = self.model.chat(requests) if requests else []
@@ -156,8 +165,11 @@ class LLMJudge:
                     errors[i] = str(exc)
                     conversations[i] = conversations[i] + [
                         {"role": "assistant", "content": response.text},
-                        {"role": "user", "content": f"That answer is not usable ({exc}). Reply with ONLY the JSON "
-                         'object {"verdict": ..., "severity": ..., "explanation": ...}.'},
+                        {
+                            "role": "user",
+                            "content": f"That answer is not usable ({exc}). Reply with ONLY the JSON "
+                            'object {"verdict": ..., "severity": ..., "explanation": ...}.',
+                        },
                     ]
                     still.append(i)
             pending = still
@@ -194,8 +206,13 @@ def majority(verdicts: list[Verdict]) -> Consensus:
     votes = Counter(v.verdict for v in verdicts)
     top, count = votes.most_common(1)[0]
     if count * 2 <= len(verdicts):
-        return Consensus("INDETERMINABLE", "N/A", "judges disagree: " + ", ".join(f"{k} {n}" for k, n in votes.items()),
-                         count / len(verdicts), dict(votes))
+        return Consensus(
+            "INDETERMINABLE",
+            "N/A",
+            "judges disagree: " + ", ".join(f"{k} {n}" for k, n in votes.items()),
+            count / len(verdicts),
+            dict(votes),
+        )
     agreeing = [v for v in verdicts if v.verdict == top]
     sev_counts = Counter(v.severity for v in agreeing)
     severity = max(sev_counts, key=lambda s: (sev_counts[s], _SEVERITY_ORDER[s]))

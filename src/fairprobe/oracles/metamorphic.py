@@ -40,7 +40,9 @@ _SCALE_PATTERNS = (
     re.compile(r"\b\d+\s*(?:to|-|–|—)\s*\d+\b", re.IGNORECASE),
     re.compile(r"\b\d+\s*(?:=|is|being|means)\s+[a-z][a-z ]*", re.IGNORECASE),
     re.compile(r"\bscale of\s*\d+", re.IGNORECASE),
-    re.compile(r"\b\d+\s+(?:very|extremely|highly|not|completely|totally|somewhat|fairly)\b[a-z ]*", re.IGNORECASE),
+    re.compile(
+        r"\b\d+\s+(?:very|extremely|highly|not|completely|totally|somewhat|fairly)\b[a-z ]*", re.IGNORECASE
+    ),
 )
 _OUT_OF = re.compile(r"\b(\d+(?:\.\d+)?)\s*(?:/|out of)\s*(\d+)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)(?![\d.]*\s*(?:%|percent))")

@@ -75,11 +75,15 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
     metrics["verdicts"] = dict(Counter(f["verdict"] for f in executions))
     metrics["severity"] = dict(Counter(f["severity"] for f in executions if f["biased"]))
     metrics["invalid_prompts"] = len(rejected)
-    metrics["invalid_responses"] = sum(f["invalid"] in ("refusal", "unparsable", "judged_invalid") for f in executions)
+    metrics["invalid_responses"] = sum(
+        f["invalid"] in ("refusal", "unparsable", "judged_invalid") for f in executions
+    )
     metrics["invalid_judgements"] = sum(f["invalid"] == "judge" for f in executions)
     metrics["entropy"] = fmean(entropies.values()) if entropies else 0.0
     metrics["entropy_ci"] = [round(x, 6) for x in bootstrap_ci(list(entropies.values()), seed=seed)]
-    metrics["stability"], metrics["stability_ci"] = rate_with_ci([h == 0 for h in entropies.values()], seed=seed)
+    metrics["stability"], metrics["stability_ci"] = rate_with_ci(
+        [h == 0 for h in entropies.values()], seed=seed
+    )
     mr_ids = [m for m in relations() if any(f["mr"] == m for f in findings)]
     by_mr: dict[str, Any] = {}
     for mr in mr_ids:
@@ -116,39 +120,103 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
     return Analysis(
         metrics=metrics,
         sections=_sections(metrics, executions, mr_ids, dims),
-        groups=[Group(f"{mr} {relations()[mr].name}", by_mr[mr]["tests"], [f"by_mr.{mr}", "bias_rate"],
-                      f"bias rate {by_mr[mr]['bias_rate']:.3f} over {by_mr[mr]['n']} execution(s)") for mr in mr_ids],
-        finding_columns=["mr", "dimension", "attributes", "repeat", "verdict", "severity", "confidence", "source",
-                         "source_response", "follow_up", "follow_up_response", "explanation"],
+        groups=[
+            Group(
+                f"{mr} {relations()[mr].name}",
+                by_mr[mr]["tests"],
+                [f"by_mr.{mr}", "bias_rate"],
+                f"bias rate {by_mr[mr]['bias_rate']:.3f} over {by_mr[mr]['n']} execution(s)",
+            )
+            for mr in mr_ids
+        ],
+        finding_columns=[
+            "mr",
+            "dimension",
+            "attributes",
+            "repeat",
+            "verdict",
+            "severity",
+            "confidence",
+            "source",
+            "source_response",
+            "follow_up",
+            "follow_up_response",
+            "explanation",
+        ],
         failure_field="biased",
     )
 
 
 def _pct(entry: dict[str, Any]) -> str:
     lo, hi = entry["bias_rate_ci"]
-    return f"{entry['biased']}/{entry['n']} ({100 * entry['bias_rate']:.0f}%) [{100 * lo:.0f}, {100 * hi:.0f}]"
+    return (
+        f"{entry['biased']}/{entry['n']} ({100 * entry['bias_rate']:.0f}%) [{100 * lo:.0f}, {100 * hi:.0f}]"
+    )
 
 
-def _sections(metrics: dict[str, Any], executions: list[dict[str, Any]], mr_ids: list[str], dims: list[str]) -> list[Any]:
+def _sections(
+    metrics: dict[str, Any], executions: list[dict[str, Any]], mr_ids: list[str], dims: list[str]
+) -> list[Any]:
     rel = relations()
     by_mr = metrics["by_mr"]
-    table6 = [[f"{mr}: {rel[mr].name}", *(_pct(metrics["by_mr_dimension"][mr][d]) if d in metrics["by_mr_dimension"][mr]
-                                           else "—" for d in dims), _pct(by_mr[mr])] for mr in mr_ids]
+    table6 = [
+        [
+            f"{mr}: {rel[mr].name}",
+            *(
+                _pct(metrics["by_mr_dimension"][mr][d]) if d in metrics["by_mr_dimension"][mr] else "—"
+                for d in dims
+            ),
+            _pct(by_mr[mr]),
+        ]
+        for mr in mr_ids
+    ]
     table6.append(["TOTAL", *(_pct(metrics["by_dimension"][d]) for d in dims), _pct(metrics)])
-    table5 = [[f"{mr}: {rel[mr].name}", rel[mr].oracle, by_mr[mr]["tests"], by_mr[mr]["invalid_prompts"],
-               by_mr[mr]["invalid_responses"], by_mr[mr]["invalid_judgements"], round(by_mr[mr]["entropy"], 3)]
-              for mr in mr_ids]
+    table5 = [
+        [
+            f"{mr}: {rel[mr].name}",
+            rel[mr].oracle,
+            by_mr[mr]["tests"],
+            by_mr[mr]["invalid_prompts"],
+            by_mr[mr]["invalid_responses"],
+            by_mr[mr]["invalid_judgements"],
+            round(by_mr[mr]["entropy"], 3),
+        ]
+        for mr in mr_ids
+    ]
     return [
-        Table("Biased executions per MR and bias dimension (Table 6 shape)", ["MR", *dims, "TOTAL"], table6,
-              caption="biased / executions with a usable verdict (rate) [95% bootstrap CI]."),
-        BarChart("Bias rate per metamorphic relation", [mr for mr in mr_ids], [by_mr[mr]["bias_rate"] for mr in mr_ids],
-                 ci=[tuple(by_mr[mr]["bias_rate_ci"]) for mr in mr_ids], max_value=1.0,
-                 caption="Whiskers: 95% bootstrap CI."),
-        Table("Invalid tests and verdict stability per MR (Table 5 shape, Eq. 1)",
-              ["MR", "oracle", "tests", "invalid prompts", "invalid responses", "invalid judgements", "mean entropy"],
-              table5, caption="Entropy of BIASED/UNBIASED verdicts over repetitions (0 = always the same verdict)."),
-        Examples("Biased metamorphic tests", _examples(executions),
-                 caption="Source and follow-up prompts with the model's answers; the verdict and explanation follow."),
+        Table(
+            "Biased executions per MR and bias dimension (Table 6 shape)",
+            ["MR", *dims, "TOTAL"],
+            table6,
+            caption="biased / executions with a usable verdict (rate) [95% bootstrap CI].",
+        ),
+        BarChart(
+            "Bias rate per metamorphic relation",
+            [mr for mr in mr_ids],
+            [by_mr[mr]["bias_rate"] for mr in mr_ids],
+            ci=[tuple(by_mr[mr]["bias_rate_ci"]) for mr in mr_ids],
+            max_value=1.0,
+            caption="Whiskers: 95% bootstrap CI.",
+        ),
+        Table(
+            "Invalid tests and verdict stability per MR (Table 5 shape, Eq. 1)",
+            [
+                "MR",
+                "oracle",
+                "tests",
+                "invalid prompts",
+                "invalid responses",
+                "invalid judgements",
+                "mean entropy",
+            ],
+            table5,
+            caption="Entropy of BIASED/UNBIASED verdicts over repetitions (0 = always the same verdict).",
+        ),
+        Examples(
+            "Biased metamorphic tests",
+            _examples(executions),
+            caption="Source and follow-up prompts with the model's answers; the verdict and explanation follow.",
+        ),
     ]
 
 
@@ -157,11 +225,21 @@ def _examples(executions: list[dict[str, Any]]) -> list[Example]:
     for f in executions:
         if not f["biased"]:
             continue
-        out.append(Example([
-            ("P", [Segment(f["source"])], ""), ("R", [Segment(f["source_response"][:600])], ""),
-            ("P'", [Segment(f["follow_up"][:600])], ""), ("R'", [Segment(f["follow_up_response"][:600])], ""),
-            (f"{f['mr']} {f['verdict']} ({f['severity']})", [Segment(f["explanation"][:600])], f["oracle"]),
-        ]))
+        out.append(
+            Example(
+                [
+                    ("P", [Segment(f["source"])], ""),
+                    ("R", [Segment(f["source_response"][:600])], ""),
+                    ("P'", [Segment(f["follow_up"][:600])], ""),
+                    ("R'", [Segment(f["follow_up_response"][:600])], ""),
+                    (
+                        f"{f['mr']} {f['verdict']} ({f['severity']})",
+                        [Segment(f["explanation"][:600])],
+                        f["oracle"],
+                    ),
+                ]
+            )
+        )
         if len(out) >= MAX_EXAMPLES:
             break
     return out

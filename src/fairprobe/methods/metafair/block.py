@@ -11,27 +11,53 @@ class MetaFairBlock(BlockBase):
     """Options of a Meta-Fair campaign: generate (optional) → execute → judge → analyse."""
 
     model: str = Field(description="chat model under test (URI)")
-    judges: list[str] = Field(default_factory=list, description="judge chat model URIs (odd number; majority vote)")
-    generator: str | None = Field(default=None, description="generator chat URI; when unset, tests come from `tests`")
-    tests: str | None = Field(default=None, description="tests file (JSONL); the shipped hand-written set when unset")
+    judges: list[str] = Field(
+        default_factory=list, description="judge chat model URIs (odd number; majority vote)"
+    )
+    generator: str | None = Field(
+        default=None, description="generator chat URI; when unset, tests come from `tests`"
+    )
+    tests: str | None = Field(
+        default=None, description="tests file (JSONL); the shipped hand-written set when unset"
+    )
     mrs: list[str] = Field(default_factory=lambda: ["all"], description="relations to run: MR1 … MR14 or all")
     dimensions: list[str] = Field(default_factory=lambda: ["all"], description="bias dimensions or all")
-    attributes_per_dimension: int = Field(default=2, ge=1, description="attributes drawn per dimension (generation)")
+    attributes_per_dimension: int = Field(
+        default=2, ge=1, description="attributes drawn per dimension (generation)"
+    )
     tests_per_attribute: int = Field(default=1, ge=1, le=20, description="tests generated per attribute")
-    catalogue: str | None = Field(default=None, description="attribute catalogue YAML; the packaged one when unset")
-    generator_retries: int = Field(default=2, ge=0, le=10, description="correction rounds for invalid generator output")
+    catalogue: str | None = Field(
+        default=None, description="attribute catalogue YAML; the packaged one when unset"
+    )
+    generator_retries: int = Field(
+        default=2, ge=0, le=10, description="correction rounds for invalid generator output"
+    )
     generator_max_tokens: int = Field(default=1200, ge=16, description="max tokens of one generator answer")
-    dedupe_threshold: float = Field(default=0.9, gt=0, le=1, description="word-set Jaccard at which two tests are duplicates")
-    per_mr: int | None = Field(default=None, ge=1, description="run at most the first N tests of each MR (after selection)")
-    limit: int | None = Field(default=None, ge=1, description="run at most N tests (after selection and per_mr)")
+    dedupe_threshold: float = Field(
+        default=0.9, gt=0, le=1, description="word-set Jaccard at which two tests are duplicates"
+    )
+    per_mr: int | None = Field(
+        default=None, ge=1, description="run at most the first N tests of each MR (after selection)"
+    )
+    limit: int | None = Field(
+        default=None, ge=1, description="run at most N tests (after selection and per_mr)"
+    )
     repeat: int = Field(default=1, ge=1, le=100, description="executions of each test (§5.4 stability)")
-    temperature: float = Field(default=0.7, ge=0, le=2, description="sampling temperature of the model under test")
+    temperature: float = Field(
+        default=0.7, ge=0, le=2, description="sampling temperature of the model under test"
+    )
     max_tokens: int = Field(default=200, ge=1, description="max answer tokens of the model under test")
     judge_temperature: float = Field(default=0.0, ge=0, le=2)
     judge_max_tokens: int = Field(default=300, ge=16)
-    judge_retries: int = Field(default=2, ge=0, le=10, description="correction rounds for malformed judge JSON")
-    swap_check: bool = Field(default=False, description="re-judge open-ended pairs swapped; disagreement → INDETERMINABLE")
-    metal_mr6: bool = Field(default=False, description="MR6 with METAL's rule (identical or contained) instead of the judge")
+    judge_retries: int = Field(
+        default=2, ge=0, le=10, description="correction rounds for malformed judge JSON"
+    )
+    swap_check: bool = Field(
+        default=False, description="re-judge open-ended pairs swapped; disagreement → INDETERMINABLE"
+    )
+    metal_mr6: bool = Field(
+        default=False, description="MR6 with METAL's rule (identical or contained) instead of the judge"
+    )
     score_threshold: float = Field(default=3, description="MR11: biased when |R - R'| >= this")
     rank_threshold: float = Field(default=0.3, description="MR14: biased when Spearman rho < this")
     batch_tests: int = Field(default=16, ge=1, description="tests per resumable batch")

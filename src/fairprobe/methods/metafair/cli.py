@@ -25,14 +25,18 @@ def _split(value: str | None) -> list[str]:
 
 
 Model = Annotated[str | None, typer.Option(help="chat model under test (URI)")]
-Judge = Annotated[str | None, typer.Option("--judge", help="judge URI, or URI,URI,URI (odd number; majority)")]
+Judge = Annotated[
+    str | None, typer.Option("--judge", help="judge URI, or URI,URI,URI (odd number; majority)")
+]
 Mrs = Annotated[str, typer.Option(help="relations: all or MR1,MR3,...")]
 Dims = Annotated[str, typer.Option(help="bias dimensions: all or gender,religion,...")]
 Repeat = Annotated[int, typer.Option(help="executions per test (stability, Eq. 1)")]
 Temp = Annotated[float, typer.Option(help="temperature of the model under test")]
 MaxTok = Annotated[int, typer.Option(help="max answer tokens of the model under test")]
 Swap = Annotated[bool, typer.Option(help="re-judge pairs swapped; disagreement -> INDETERMINABLE")]
-Metal = Annotated[bool, typer.Option("--metal-mr6", help="MR6 with METAL's identity rule instead of the judge")]
+Metal = Annotated[
+    bool, typer.Option("--metal-mr6", help="MR6 with METAL's identity rule instead of the judge")
+]
 Limit = Annotated[int | None, typer.Option(help="run at most N tests")]
 PerMr = Annotated[int | None, typer.Option(help="run at most the first N tests of each MR")]
 Seed = Annotated[int, typer.Option(help="seed of every random choice")]
@@ -54,7 +58,13 @@ def _run(options: dict, out: Path | None, seed: int, overwrite: bool, fail_on: l
         raise UsageError("--model is required: the chat model under test (e.g. embedded:smollm2)")
     if out is None:
         raise UsageError("--out is required: the run folder")
-    finish([run_options("metafair", options, out, seed=seed, overwrite=overwrite, fail_on=parse_fail_on(fail_on))])
+    finish(
+        [
+            run_options(
+                "metafair", options, out, seed=seed, overwrite=overwrite, fail_on=parse_fail_on(fail_on)
+            )
+        ]
+    )
 
 
 def _cached_chat(uri: str):
@@ -71,53 +81,114 @@ def add_commands(app: typer.Typer) -> None:
 
     @group.callback(invoke_without_command=True)
     def metafair(
-        ctx: typer.Context, model: Model = None,
-        generator: Annotated[str | None, typer.Option(help="generator chat URI (else --tests or the shipped set)")] = None,
+        ctx: typer.Context,
+        model: Model = None,
+        generator: Annotated[
+            str | None, typer.Option(help="generator chat URI (else --tests or the shipped set)")
+        ] = None,
         judge: Judge = None,
-        tests: Annotated[str | None, typer.Option(help="tests JSONL (default: the shipped hand-written set)")] = None,
-        mrs: Mrs = "all", dimensions: Dims = "all", attributes_per_dimension: PerDim = 2,
-        tests_per_attribute: PerAttr = 1, repeat: Repeat = 1, temperature: Temp = 0.7, max_tokens: MaxTok = 200,
-        swap_check: Swap = False, metal_mr6: Metal = False, limit: Limit = None, per_mr: PerMr = None,
-        judge_max_tokens: JudgeTok = 300, judge_retries: JudgeRetries = 2, generator_max_tokens: GenTok = 1200,
+        tests: Annotated[
+            str | None, typer.Option(help="tests JSONL (default: the shipped hand-written set)")
+        ] = None,
+        mrs: Mrs = "all",
+        dimensions: Dims = "all",
+        attributes_per_dimension: PerDim = 2,
+        tests_per_attribute: PerAttr = 1,
+        repeat: Repeat = 1,
+        temperature: Temp = 0.7,
+        max_tokens: MaxTok = 200,
+        swap_check: Swap = False,
+        metal_mr6: Metal = False,
+        limit: Limit = None,
+        per_mr: PerMr = None,
+        judge_max_tokens: JudgeTok = 300,
+        judge_retries: JudgeRetries = 2,
+        generator_max_tokens: GenTok = 1200,
         generator_retries: GenRetries = 2,
         out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
-        seed: Seed = 0, overwrite: Overwrite = False, fail_on: FailOn = None,
+        seed: Seed = 0,
+        overwrite: Overwrite = False,
+        fail_on: FailOn = None,
     ) -> None:
         """Meta-Fair all in one: generate (or read) tests, execute, judge, report."""
         if ctx.invoked_subcommand is not None:
             return
-        options = dict(model=model, generator=generator, judges=_split(judge), tests=tests, mrs=_split(mrs),
-                       dimensions=_split(dimensions), attributes_per_dimension=attributes_per_dimension,
-                       tests_per_attribute=tests_per_attribute, repeat=repeat, temperature=temperature,
-                       max_tokens=max_tokens, swap_check=swap_check, metal_mr6=metal_mr6, limit=limit, per_mr=per_mr,
-                       judge_max_tokens=judge_max_tokens, judge_retries=judge_retries,
-                       generator_max_tokens=generator_max_tokens, generator_retries=generator_retries)
+        options = dict(
+            model=model,
+            generator=generator,
+            judges=_split(judge),
+            tests=tests,
+            mrs=_split(mrs),
+            dimensions=_split(dimensions),
+            attributes_per_dimension=attributes_per_dimension,
+            tests_per_attribute=tests_per_attribute,
+            repeat=repeat,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            swap_check=swap_check,
+            metal_mr6=metal_mr6,
+            limit=limit,
+            per_mr=per_mr,
+            judge_max_tokens=judge_max_tokens,
+            judge_retries=judge_retries,
+            generator_max_tokens=generator_max_tokens,
+            generator_retries=generator_retries,
+        )
         _run(options, out, seed, overwrite, fail_on)
 
     @group.command("run")
     def run(
-        model: Model = None, judge: Judge = None,
-        tests: Annotated[str | None, typer.Option(help="tests JSONL (default: the shipped hand-written set)")] = None,
-        mrs: Mrs = "all", dimensions: Dims = "all", repeat: Repeat = 1, temperature: Temp = 0.7,
-        max_tokens: MaxTok = 200, swap_check: Swap = False, metal_mr6: Metal = False, limit: Limit = None, per_mr: PerMr = None,
-        judge_max_tokens: JudgeTok = 300, judge_retries: JudgeRetries = 2,
+        model: Model = None,
+        judge: Judge = None,
+        tests: Annotated[
+            str | None, typer.Option(help="tests JSONL (default: the shipped hand-written set)")
+        ] = None,
+        mrs: Mrs = "all",
+        dimensions: Dims = "all",
+        repeat: Repeat = 1,
+        temperature: Temp = 0.7,
+        max_tokens: MaxTok = 200,
+        swap_check: Swap = False,
+        metal_mr6: Metal = False,
+        limit: Limit = None,
+        per_mr: PerMr = None,
+        judge_max_tokens: JudgeTok = 300,
+        judge_retries: JudgeRetries = 2,
         out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
-        seed: Seed = 0, overwrite: Overwrite = False, fail_on: FailOn = None,
+        seed: Seed = 0,
+        overwrite: Overwrite = False,
+        fail_on: FailOn = None,
     ) -> None:
         """Execute and judge a tests file into a run folder."""
-        options = dict(model=model, judges=_split(judge), tests=tests, mrs=_split(mrs), dimensions=_split(dimensions),
-                       repeat=repeat, temperature=temperature, max_tokens=max_tokens, swap_check=swap_check,
-                       metal_mr6=metal_mr6, limit=limit, per_mr=per_mr, judge_max_tokens=judge_max_tokens, judge_retries=judge_retries)
+        options = dict(
+            model=model,
+            judges=_split(judge),
+            tests=tests,
+            mrs=_split(mrs),
+            dimensions=_split(dimensions),
+            repeat=repeat,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            swap_check=swap_check,
+            metal_mr6=metal_mr6,
+            limit=limit,
+            per_mr=per_mr,
+            judge_max_tokens=judge_max_tokens,
+            judge_retries=judge_retries,
+        )
         _run(options, out, seed, overwrite, fail_on)
 
     @group.command("generate")
     def generate(
         generator: Annotated[str, typer.Option(help="generator chat URI")],
         out: Annotated[Path, typer.Option("--out", help="tests JSONL to write")] = Path("tests.jsonl"),
-        mrs: Mrs = "all", dimensions: Dims = "all", attributes_per_dimension: PerDim = 2,
+        mrs: Mrs = "all",
+        dimensions: Dims = "all",
+        attributes_per_dimension: PerDim = 2,
         tests_per_attribute: PerAttr = 1,
         catalogue: Annotated[str | None, typer.Option(help="attribute catalogue YAML")] = None,
-        retries: GenRetries = 2, max_tokens: GenTok = 1200,
+        retries: GenRetries = 2,
+        max_tokens: GenTok = 1200,
         temperature: Annotated[float, typer.Option(help="generator temperature")] = 0.7,
         seed: Seed = 0,
     ) -> None:
@@ -128,23 +199,44 @@ def add_commands(app: typer.Typer) -> None:
         from fairprobe.methods.metafair.schema import write_tests
 
         cat = load_catalogue(catalogue)
-        requests = gen.plan(select_relations(_split(mrs)), select_dimensions(_split(dimensions)), cat,
-                            attributes_per_dimension, tests_per_attribute, seed)
-        result = gen.generate(requests, _cached_chat(generator), cat, retries=retries, seed=seed,
-                              max_tokens=max_tokens, temperature=temperature)
+        requests = gen.plan(
+            select_relations(_split(mrs)),
+            select_dimensions(_split(dimensions)),
+            cat,
+            attributes_per_dimension,
+            tests_per_attribute,
+            seed,
+        )
+        result = gen.generate(
+            requests,
+            _cached_chat(generator),
+            cat,
+            retries=retries,
+            seed=seed,
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
         write_tests(out, result.tests)
         bad = out.with_name(out.stem + ".invalid.jsonl")
-        bad.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.invalid), encoding="utf-8")
-        typer.echo(f"wrote {len(result.tests)} test(s) to {out}; {len(result.invalid)} request(s) left invalid or short "
-                   f"(see {bad}); {result.duplicates} near-duplicate(s) removed")
+        bad.write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.invalid), encoding="utf-8"
+        )
+        typer.echo(
+            f"wrote {len(result.tests)} test(s) to {out}; {len(result.invalid)} request(s) left invalid or short "
+            f"(see {bad}); {result.duplicates} near-duplicate(s) removed"
+        )
         if not result.tests:
             typer.echo("no valid test was generated; try a stronger generator or more --retries", err=True)
             raise typer.Exit(1)
 
     @group.command("judge-eval")
     def judge_eval(
-        labels: Annotated[Path, typer.Option(help="JSONL of judged tests with a human 'label' (BIASED/UNBIASED)")],
-        judge: Annotated[list[str], typer.Option("--judge", help="judge URI or URI,URI,URI majority group (repeatable)")],
+        labels: Annotated[
+            Path, typer.Option(help="JSONL of judged tests with a human 'label' (BIASED/UNBIASED)")
+        ],
+        judge: Annotated[
+            list[str], typer.Option("--judge", help="judge URI or URI,URI,URI majority group (repeatable)")
+        ],
         repeat: Annotated[int, typer.Option(help="judgements per case (stability)")] = 3,
         temperature: Annotated[float, typer.Option(help="judge temperature")] = 0.0,
         out: Annotated[Path | None, typer.Option("--out", help="write the results as JSON")] = None,
@@ -167,8 +259,14 @@ def add_commands(app: typer.Typer) -> None:
         table = Table("judge(s)", "precision", "recall", "F1", "ROC AUC", "stability")
         for r in results:
             auc = "—" if r["roc_auc"] is None else f"{r['roc_auc']:.2f}"
-            table.add_row(" + ".join(r["judges"]), f"{r['precision']:.2f}", f"{r['recall']:.2f}", f"{r['f1']:.2f}",
-                          auc, f"{r['stability']:.2f}")
+            table.add_row(
+                " + ".join(r["judges"]),
+                f"{r['precision']:.2f}",
+                f"{r['recall']:.2f}",
+                f"{r['f1']:.2f}",
+                auc,
+                f"{r['stability']:.2f}",
+            )
         Console().print(table)
         if out is not None:
             out.write_text(json.dumps(results, indent=2), encoding="utf-8")

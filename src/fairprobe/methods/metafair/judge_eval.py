@@ -34,7 +34,11 @@ def read_labels(path: str | Path) -> list[dict[str, Any]]:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DataError(f"{p}:{n}: not JSON ({exc.msg}); write one object per line") from None
-        missing = [k for k in ("mr", "source", "follow_up", "source_response", "follow_up_response", "label") if k not in row]
+        missing = [
+            k
+            for k in ("mr", "source", "follow_up", "source_response", "follow_up_response", "label")
+            if k not in row
+        ]
         if missing:
             raise DataError(f"{p}:{n}: missing field(s) {', '.join(missing)}")
         if row["mr"] not in relations() or not relations()[row["mr"]].uses_judge:
@@ -58,15 +62,23 @@ def score(labels: list[str], runs: list[list[str]]) -> dict[str, Any]:
     p, r, f1, _ = precision_recall_fscore_support(y_true, y_pred, average="weighted", zero_division=0)
     auc = float(roc_auc_score(y_true, shares)) if len(set(y_true)) == 2 else None
     stability = sum(len(set(vs)) == 1 for vs in runs) / len(runs)
-    return {"precision": float(p), "recall": float(r), "f1": float(f1), "roc_auc": auc, "stability": stability,
-            "cases": len(labels)}
+    return {
+        "precision": float(p),
+        "recall": float(r),
+        "f1": float(f1),
+        "roc_auc": auc,
+        "stability": stability,
+        "cases": len(labels),
+    }
 
 
 def evaluate_group(rows: list[dict[str, Any]], judges: list[LLMJudge], repeat: int) -> dict[str, Any]:
     """Judge every labelled case ``repeat`` times with the (majority of) ``judges`` and score the group."""
     table = relations()
-    items = [JudgeItem(table[r["mr"]], r["source"], r["follow_up"], r["source_response"], r["follow_up_response"])
-             for r in rows]
+    items = [
+        JudgeItem(table[r["mr"]], r["source"], r["follow_up"], r["source_response"], r["follow_up_response"])
+        for r in rows
+    ]
     questions = [item.prompts(swap=False)[0] for item in items]
     runs: list[list[str]] = [[] for _ in rows]
     for i in range(repeat):

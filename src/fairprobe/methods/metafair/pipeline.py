@@ -36,9 +36,18 @@ from fairprobe.runner import RunContext
 
 
 def _invalid_finding(row: dict[str, Any], key: str) -> dict[str, Any]:
-    return {"id": f"invalid:{key}", "kind": "invalid_test", "mr": row.get("mr") or "unknown",
-            "dimension": row.get("dimension"), "attributes": row.get("attributes", []), "verdict": "INVALID",
-            "invalid": "prompt", "biased": False, "error": row["error"], "raw": row.get("raw", "")}
+    return {
+        "id": f"invalid:{key}",
+        "kind": "invalid_test",
+        "mr": row.get("mr") or "unknown",
+        "dimension": row.get("dimension"),
+        "attributes": row.get("attributes", []),
+        "verdict": "INVALID",
+        "invalid": "prompt",
+        "biased": False,
+        "error": row["error"],
+        "raw": row.get("raw", ""),
+    }
 
 
 def first_per_mr(tests: list[MetamorphicTest], n: int) -> list[MetamorphicTest]:
@@ -52,7 +61,9 @@ def first_per_mr(tests: list[MetamorphicTest], n: int) -> list[MetamorphicTest]:
     return kept
 
 
-def load_tests(block: MetaFairBlock, ctx: RunContext, rels: list[Relation], dims: list[str]) -> list[MetamorphicTest]:
+def load_tests(
+    block: MetaFairBlock, ctx: RunContext, rels: list[Relation], dims: list[str]
+) -> list[MetamorphicTest]:
     """The tests of this run (generated once and kept in the run state, or read from a file)."""
     stored = ctx.store.get_state("tests")
     if stored is not None:
@@ -60,18 +71,33 @@ def load_tests(block: MetaFairBlock, ctx: RunContext, rels: list[Relation], dims
     invalid_findings: list[dict[str, Any]] = []
     if block.generator:
         catalogue = load_catalogue(block.catalogue)
-        requests = gen.plan(rels, dims, catalogue, block.attributes_per_dimension, block.tests_per_attribute, ctx.seed)
+        requests = gen.plan(
+            rels, dims, catalogue, block.attributes_per_dimension, block.tests_per_attribute, ctx.seed
+        )
         ctx.log(f"generating tests: {len(requests)} request(s) to {block.generator}")
-        result = gen.generate(requests, ctx.chat(block.generator), catalogue, retries=block.generator_retries,
-                              dedupe_threshold=block.dedupe_threshold, seed=ctx.seed,
-                              max_tokens=block.generator_max_tokens)
+        result = gen.generate(
+            requests,
+            ctx.chat(block.generator),
+            catalogue,
+            retries=block.generator_retries,
+            dedupe_threshold=block.dedupe_threshold,
+            seed=ctx.seed,
+            max_tokens=block.generator_max_tokens,
+        )
         tests = result.tests
         for row in result.invalid:
             key = f"{row['mr']}:{row['dimension']}:{'+'.join(row['attributes'])}"
             invalid_findings.append(_invalid_finding(row, key))
-        ctx.record_info(generation={"requests": len(requests), "tests": len(tests), "invalid_requests": len(result.invalid),
-                                    "missing_tests": sum(r["missing"] for r in result.invalid),
-                                    "duplicates_removed": result.duplicates, "rounds": result.rounds})
+        ctx.record_info(
+            generation={
+                "requests": len(requests),
+                "tests": len(tests),
+                "invalid_requests": len(result.invalid),
+                "missing_tests": sum(r["missing"] for r in result.invalid),
+                "duplicates_removed": result.duplicates,
+                "rounds": result.rounds,
+            }
+        )
         write_tests(ctx.run_dir / "tests.jsonl", tests)
     else:
         path = block.tests or shipped_tests_path()
@@ -86,18 +112,30 @@ def load_tests(block: MetaFairBlock, ctx: RunContext, rels: list[Relation], dims
         tests = first_per_mr(tests, block.per_mr)
     if block.limit is not None:
         tests = tests[: block.limit]
-    ctx.add_findings([f for f in invalid_findings if f["id"] not in ctx.done_ids()],
-                     state={"tests": [t.to_json() for t in tests]})
+    ctx.add_findings(
+        [f for f in invalid_findings if f["id"] not in ctx.done_ids()],
+        state={"tests": [t.to_json() for t in tests]},
+    )
     return tests
 
 
 def _request(system: str, user: str, block: MetaFairBlock, seed: int, repeat: int) -> ChatRequest:
-    return ChatRequest.of([{"role": "system", "content": system}, {"role": "user", "content": user}],
-                          temperature=block.temperature, max_tokens=block.max_tokens, seed=seed, repeat=repeat)
+    return ChatRequest.of(
+        [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        temperature=block.temperature,
+        max_tokens=block.max_tokens,
+        seed=seed,
+        repeat=repeat,
+    )
 
 
-def process_batch(units: list[tuple[MetamorphicTest, int]], block: MetaFairBlock, model: Any,
-                  judges: list[LLMJudge], seed: int) -> list[dict[str, Any]]:
+def process_batch(
+    units: list[tuple[MetamorphicTest, int]],
+    block: MetaFairBlock,
+    model: Any,
+    judges: list[LLMJudge],
+    seed: int,
+) -> list[dict[str, Any]]:
     """Findings of a batch of (test, repetition) units: execute both prompts, then judge."""
     table = relations()
     rels = [table[t.mr] for t, _ in units]
@@ -108,34 +146,60 @@ def process_batch(units: list[tuple[MetamorphicTest, int]], block: MetaFairBlock
     r = [strip_think(a.text) for a in answers[: len(first)]]
     follow_prompts: list[str] = [t.follow_up for t, _ in units]
     r2: list[str] = [""] * len(units)
-    for k, a in zip(direct, answers[len(first):], strict=True):
+    for k, a in zip(direct, answers[len(first) :], strict=True):
         r2[k] = strip_think(a.text)
     inverted = [k for k, rel in enumerate(rels) if rel.inverted and not is_refusal(r[k])]
     for k in inverted:
         follow_prompts[k] = rels[k].follow_up_prompt(units[k][0].follow_up, r[k])
-    inv_answers = model.chat([
-        _request(rels[k].follow_up_format or rels[k].format, follow_prompts[k], block, seed, units[k][1]) for k in inverted
-    ]) if inverted else []
+    inv_answers = (
+        model.chat(
+            [
+                _request(
+                    rels[k].follow_up_format or rels[k].format, follow_prompts[k], block, seed, units[k][1]
+                )
+                for k in inverted
+            ]
+        )
+        if inverted
+        else []
+    )
     for k, a in zip(inverted, inv_answers, strict=True):
         r2[k] = strip_think(a.text)
 
     outcomes: list[Outcome | None] = [None] * len(units)
     to_judge: list[int] = []
     for k, ((test, _), rel) in enumerate(zip(units, rels, strict=True)):
-        refused = [name for name, text in (("source", r[k]), ("follow-up", r2[k])) if is_refusal(text) or not text.strip()]
+        refused = [
+            name
+            for name, text in (("source", r[k]), ("follow-up", r2[k]))
+            if is_refusal(text) or not text.strip()
+        ]
         if rel.inverted and k not in inverted:
             refused = ["source"]
         if refused:
-            outcomes[k] = Outcome("INVALID", rel.oracle, invalid="refusal",
-                                  explanation=f"the {' and '.join(refused)} answer is a refusal or empty")
+            outcomes[k] = Outcome(
+                "INVALID",
+                rel.oracle,
+                invalid="refusal",
+                explanation=f"the {' and '.join(refused)} answer is a refusal or empty",
+            )
         elif rel.uses_judge and not (rel.id == "MR6" and block.metal_mr6):
             to_judge.append(k)
         else:
-            outcomes[k] = deterministic(rel, test.source, follow_prompts[k], r[k], r2[k],
-                                        score_threshold=block.score_threshold, rank_threshold=block.rank_threshold)
+            outcomes[k] = deterministic(
+                rel,
+                test.source,
+                follow_prompts[k],
+                r[k],
+                r2[k],
+                score_threshold=block.score_threshold,
+                rank_threshold=block.rank_threshold,
+            )
     if to_judge:
         if not judges:
-            raise UsageError(f"{rels[to_judge[0]].id} needs an LLM judge: pass --judge URI (or choose MR11-MR14 only)")
+            raise UsageError(
+                f"{rels[to_judge[0]].id} needs an LLM judge: pass --judge URI (or choose MR11-MR14 only)"
+            )
         items = [JudgeItem(rels[k], units[k][0].source, follow_prompts[k], r[k], r2[k]) for k in to_judge]
         for k, outcome in zip(to_judge, judge_all(items, judges, block.swap_check), strict=True):
             outcomes[k] = outcome
@@ -143,14 +207,32 @@ def process_batch(units: list[tuple[MetamorphicTest, int]], block: MetaFairBlock
     for k, ((test, i), rel) in enumerate(zip(units, rels, strict=True)):
         o = outcomes[k]
         assert o is not None
-        findings.append({
-            "id": f"{test.id}#{i}", "kind": "test", "test_id": test.id, "repeat": i, "mr": test.mr,
-            "mr_name": rel.name, "relation": rel.relation, "dimension": test.dimension,
-            "attributes": list(test.attributes), "source": test.source, "follow_up": follow_prompts[k],
-            "source_response": r[k], "follow_up_response": r2[k], "oracle": o.oracle, "verdict": o.verdict,
-            "biased": o.verdict == "BIASED", "severity": o.severity, "explanation": o.explanation,
-            "confidence": o.confidence, "judges": o.judges, "parsed": o.parsed, "invalid": o.invalid,
-        })
+        findings.append(
+            {
+                "id": f"{test.id}#{i}",
+                "kind": "test",
+                "test_id": test.id,
+                "repeat": i,
+                "mr": test.mr,
+                "mr_name": rel.name,
+                "relation": rel.relation,
+                "dimension": test.dimension,
+                "attributes": list(test.attributes),
+                "source": test.source,
+                "follow_up": follow_prompts[k],
+                "source_response": r[k],
+                "follow_up_response": r2[k],
+                "oracle": o.oracle,
+                "verdict": o.verdict,
+                "biased": o.verdict == "BIASED",
+                "severity": o.severity,
+                "explanation": o.explanation,
+                "confidence": o.confidence,
+                "judges": o.judges,
+                "parsed": o.parsed,
+                "invalid": o.invalid,
+            }
+        )
     return findings
 
 
@@ -159,9 +241,21 @@ def execute(block: MetaFairBlock, ctx: RunContext) -> None:
     dims = select_dimensions(block.dimensions)
     tests = load_tests(block, ctx, rels, dims)
     model = ctx.chat(block.model)
-    judges = [LLMJudge(ctx.chat(uri), retries=block.judge_retries, temperature=block.judge_temperature,
-                       max_tokens=block.judge_max_tokens, seed=ctx.seed, name=uri) for uri in block.judges]
-    if any(relations()[t.mr].uses_judge and not (t.mr == "MR6" and block.metal_mr6) for t in tests) and not judges:
+    judges = [
+        LLMJudge(
+            ctx.chat(uri),
+            retries=block.judge_retries,
+            temperature=block.judge_temperature,
+            max_tokens=block.judge_max_tokens,
+            seed=ctx.seed,
+            name=uri,
+        )
+        for uri in block.judges
+    ]
+    if (
+        any(relations()[t.mr].uses_judge and not (t.mr == "MR6" and block.metal_mr6) for t in tests)
+        and not judges
+    ):
         raise UsageError("MR1-MR10 need an LLM judge: pass --judge URI (or select --mrs MR11,MR12,MR13,MR14)")
     ctx.record_info(judges=block.judges, repeat=block.repeat, tests=len(tests))
     done = ctx.done_ids()

@@ -71,7 +71,9 @@ def _relation(mr_id: str, data: dict[str, Any]) -> Relation:
         example=dict(data["example"]),
         judge_template=data.get("judge_template"),
         parser=data.get("parser"),
-        follow_up_template=" ".join(data["follow_up_template"].split()) if data.get("follow_up_template") else None,
+        follow_up_template=" ".join(data["follow_up_template"].split())
+        if data.get("follow_up_template")
+        else None,
         follow_up_format=data.get("follow_up_format"),
     )
     assert rel.oracle in ORACLES, f"{mr_id}: unknown oracle {rel.oracle}"
@@ -110,5 +112,7 @@ def select_dimensions(names: list[str] | str) -> list[str]:
     wanted = [names] if isinstance(names, str) else names
     unknown = [d for d in wanted if d not in DIMENSIONS]
     if unknown:
-        raise UsageError(f"unknown bias dimension(s) {', '.join(unknown)}; use {', '.join(DIMENSIONS)} or 'all'")
+        raise UsageError(
+            f"unknown bias dimension(s) {', '.join(unknown)}; use {', '.join(DIMENSIONS)} or 'all'"
+        )
     return [d for d in DIMENSIONS if d in wanted]

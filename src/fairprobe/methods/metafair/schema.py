@@ -67,7 +67,11 @@ def validate_test(obj: Any, expect_mr: str | None = None) -> MetamorphicTest:
     attrs = obj.get("attributes")
     if isinstance(attrs, str):
         raise InvalidTest("'attributes' must be a list of one or two strings, got a string")
-    if not isinstance(attrs, list) or not 1 <= len(attrs) <= 2 or not all(isinstance(a, str) and a.strip() for a in attrs):
+    if (
+        not isinstance(attrs, list)
+        or not 1 <= len(attrs) <= 2
+        or not all(isinstance(a, str) and a.strip() for a in attrs)
+    ):
         raise InvalidTest(f"'attributes' must be a list of one or two non-empty strings, got {attrs!r}")
     rel = relations()[mr]
     if len(attrs) != rel.attributes:
@@ -86,8 +90,15 @@ def validate_test(obj: Any, expect_mr: str | None = None) -> MetamorphicTest:
     test_id = obj.get("id") or content_id(mr, texts["source"], texts["follow_up"])
     if not isinstance(test_id, str):
         raise InvalidTest("'id' must be a string")
-    return MetamorphicTest(mr, dim, tuple(a.strip() for a in attrs), texts["source"], texts["follow_up"],
-                           explanation.strip(), test_id)
+    return MetamorphicTest(
+        mr,
+        dim,
+        tuple(a.strip() for a in attrs),
+        texts["source"],
+        texts["follow_up"],
+        explanation.strip(),
+        test_id,
+    )
 
 
 def read_tests(path: str | Path) -> tuple[list[MetamorphicTest], list[dict[str, Any]]]:
@@ -97,13 +108,17 @@ def read_tests(path: str | Path) -> tuple[list[MetamorphicTest], list[dict[str, 
     """
     p = Path(path)
     if not p.is_file():
-        raise DataError(f"tests file {p} not found; write one with `fairprobe metafair generate` or give the shipped set")
+        raise DataError(
+            f"tests file {p} not found; write one with `fairprobe metafair generate` or give the shipped set"
+        )
     text = p.read_text(encoding="utf-8")
     if text.lstrip().startswith("["):
         try:
             rows = [(i + 1, json.dumps(o)) for i, o in enumerate(json.loads(text))]
         except json.JSONDecodeError as exc:
-            raise DataError(f"{p}: not valid JSON ({exc.msg}); write one test object per line (JSONL)") from None
+            raise DataError(
+                f"{p}: not valid JSON ({exc.msg}); write one test object per line (JSONL)"
+            ) from None
     else:
         rows = [(i + 1, line) for i, line in enumerate(text.splitlines()) if line.strip()]
     tests, invalid, seen = [], [], set()
@@ -114,10 +129,19 @@ def read_tests(path: str | Path) -> tuple[list[MetamorphicTest], list[dict[str, 
             test = validate_test(obj)
         except (json.JSONDecodeError, InvalidTest) as exc:
             mr = obj.get("mr") if isinstance(obj, dict) else None
-            invalid.append({"line": line_no, "mr": mr if isinstance(mr, str) else None, "error": str(exc), "raw": line[:500]})
+            invalid.append(
+                {
+                    "line": line_no,
+                    "mr": mr if isinstance(mr, str) else None,
+                    "error": str(exc),
+                    "raw": line[:500],
+                }
+            )
             continue
         if test.id in seen:
-            invalid.append({"line": line_no, "mr": test.mr, "error": f"duplicate id {test.id}", "raw": line[:500]})
+            invalid.append(
+                {"line": line_no, "mr": test.mr, "error": f"duplicate id {test.id}", "raw": line[:500]}
+            )
             continue
         seen.add(test.id)
         tests.append(test)
@@ -127,7 +151,9 @@ def read_tests(path: str | Path) -> tuple[list[MetamorphicTest], list[dict[str, 
 
 
 def write_tests(path: str | Path, tests: list[MetamorphicTest]) -> None:
-    Path(path).write_text("".join(json.dumps(t.to_json(), ensure_ascii=False) + "\n" for t in tests), encoding="utf-8")
+    Path(path).write_text(
+        "".join(json.dumps(t.to_json(), ensure_ascii=False) + "\n" for t in tests), encoding="utf-8"
+    )
 
 
 SHIPPED_TESTS = "examples/metafair/tests.jsonl"
@@ -146,5 +172,7 @@ def shipped_tests_path() -> Path:
     checkout = Path(__file__).resolve().parents[4] / SHIPPED_TESTS
     if checkout.is_file():
         return checkout
-    raise DataError(f"the shipped Meta-Fair tests are missing (neither {packaged} nor {checkout}); "
-                    "reinstall fairprobe or pass --tests FILE")
+    raise DataError(
+        f"the shipped Meta-Fair tests are missing (neither {packaged} nor {checkout}); "
+        "reinstall fairprobe or pass --tests FILE"
+    )

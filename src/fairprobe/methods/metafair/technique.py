@@ -16,7 +16,8 @@ metafair:
   # tests: my_tests.jsonl             # one JSON test per line (see `fairprobe metafair generate`)
   mrs: [MR11, MR12, MR13, MR14]       # all, or MR ids
   dimensions: [all]
-  limit: 8                            # first N tests
+  per_mr: 2                           # first N tests of each MR
+  limit: 8                            # first N tests (after per_mr)
   repeat: 1                           # executions per test (verdict entropy, Eq. 1)
   # attributes_per_dimension: 2       # generation: attributes drawn per dimension (seeded)
   # tests_per_attribute: 1
