@@ -46,6 +46,9 @@ def main() -> None:
     ap.add_argument("--epsilon", type=float, default=0.02)
     ap.add_argument("--features", default="ngrams")
     ap.add_argument("--cerm-steps", type=int, default=60)
+    ap.add_argument("--hidden", type=int, default=64, help="width of the C-ERM surrogate MLP")
+    ap.add_argument("--refits", type=int, default=0, help="bootstrap refits added to the version space")
+    ap.add_argument("--base", default="ridge", choices=["ridge", "knn"], help="base scorer of the surrogate")
     args = ap.parse_args()
     pool = build_pool(load_source("adult", None, None, "sex", 0), ">50K", pool_size=args.pool_size, seed=0)
     scores = score_texts(pool.texts, FLIP["a"])
@@ -64,7 +67,9 @@ def main() -> None:
                 strategy=strategy,
                 budget=args.budget,
                 epsilon=args.epsilon if strategy == "bafa" else -1.0,
-                cerm=CermConfig(steps=args.cerm_steps),
+                cerm=CermConfig(
+                    steps=args.cerm_steps, hidden=args.hidden, base=args.base, refits=args.refits
+                ),
             )
             res = run_audit(pool, inputs, lambda i: scores[i], cfg, seed, true_value=true)
             curves[str(seed)] = _curve(res.rounds, args.budget, cfg.selector.k)

@@ -42,7 +42,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--train-limit", type=int, default=8000)
-    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--pure", type=int, default=3, help="sentences also run with the plain zonotope")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)

@@ -216,7 +216,9 @@ def test_imdb_bafa_minilm(cli, tmp_path: Path) -> None:
 
 
 def test_llm_scorer_through_llama_server(cli, tmp_path: Path, llama_server: str) -> None:
-    res = cli(
+    """SmolLM2 behind a real llama.cpp server as a 0-100 confidence scorer (the paper's Bias-in-Bios
+    setup), audited with certified BAFA bounds on a small pool; a re-run asks the server nothing."""
+    args = [
         "audit",
         "--model",
         f"openai+{llama_server}#smollm2",
@@ -224,22 +226,34 @@ def test_llm_scorer_through_llama_server(cli, tmp_path: Path, llama_server: str)
         "adult",
         "--group-col",
         "sex",
+        "--positive-label",
+        ">50K",
         "--pool-size",
         "60",
+        "--features",
+        "ngrams",
+        "--cerm-steps",
+        "15",
         "--strategy",
-        "random",
+        "bafa",
         "--budget",
         "8",
         "--epsilon",
         "0.001",
         "--k",
         "4",
-        "--out",
-        "llm",
-        timeout=600,
-    )
+    ]
+    res = cli(*args, "--out", "llm", timeout=600)
     assert res.returncode == 0, res.stderr
     s = _summary(tmp_path / "llm")
-    assert s["metrics"]["queries"] == 8
+    m = s["metrics"]
+    assert m["queries"] == 8 and m["stopped_by"] == "budget"
+    assert -1.0 <= m["lower"] <= m["estimate"] <= m["upper"] <= 1.0
     assert s["audit"]["black_box_calls"] == 8
     assert 0 <= s["audit"]["invalid_answers"] <= 8
+    rows = list(csv.DictReader(open(tmp_path / "llm" / "trajectory.csv", encoding="utf-8")))
+    assert [int(r["queries"]) for r in rows] == [4, 8]
+    res = cli(*args, "--out", "llm2", timeout=600)
+    assert res.returncode == 0, res.stderr
+    s2 = _summary(tmp_path / "llm2")
+    assert s2["audit"]["black_box_calls"] == 0 and s2["metrics"]["estimate"] == pytest.approx(m["estimate"])

@@ -115,3 +115,20 @@ def test_transformer_surrogate_runs() -> None:
     )
     res = run_audit(pool, inputs, lambda i: scores[i], cfg, seed=0)
     assert res.final.queries == 36 and res.final.lower <= res.final.upper
+
+
+def test_bootstrap_refits_are_version_space_members_that_widen_the_interval() -> None:
+    from fairprobe.methods.audit.cerm import CermSolver
+
+    pool, scores, x = _setup(160)
+    rng = np.random.default_rng(0)
+    idx = rng.choice(len(pool), 40, replace=False)
+    plain = CermSolver(x, pool.y, pool.g, "auc", CermConfig(steps=10), seed=0).bounds(idx, scores[idx])
+    solver = CermSolver(x, pool.y, pool.g, "auc", CermConfig(steps=10, refits=6), seed=0)
+    wide = solver.bounds(idx, scores[idx])
+    assert wide.lower <= plain.lower and wide.upper >= plain.upper
+    members = solver._refits(x @ x[idx].T, idx, scores[idx].astype(np.float32))
+    assert len(members) == 6 and len({round(v, 9) for v, _ in members}) > 1
+    for value, member in members:  # each refit answers every queried point exactly
+        assert member[idx] == pytest.approx(scores[idx], abs=1e-6)
+        assert wide.lower - 1e-9 <= value <= wide.upper + 1e-9

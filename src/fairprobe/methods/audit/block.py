@@ -45,6 +45,14 @@ class AuditBlock(BlockBase):
     surrogate: Literal["mlp", "transformer"] = "mlp"
     features: Literal["minilm", "ngrams", "minilm+ngrams"] = "minilm"
     hidden: int = Field(default=256, ge=4)
+    base: Literal["ridge", "knn"] = Field(
+        default="ridge", description="base scorer the surrogate corrects: kernel ridge on logits or k-NN"
+    )
+    refits: int = Field(
+        default=0,
+        ge=0,
+        description="extra version-space members per round: the base scorer refitted on bootstrap resamples",
+    )
     delta: float = Field(
         default=0.05, gt=0.0, lt=1.0, description="failure probability of the baselines' bound"
     )

@@ -51,6 +51,9 @@ def add_commands(app: typer.Typer) -> None:
         surrogate: Annotated[str, typer.Option(help="mlp | transformer")] = "mlp",
         cerm_steps: Annotated[int, typer.Option(help="Cooper steps per bound per round")] = 60,
         lam: Annotated[float, typer.Option(help="version-space tolerance λ")] = 0.01,
+        refits: Annotated[
+            int, typer.Option(help="bootstrap refits of the base scorer added to the version space")
+        ] = 0,
         reference: Annotated[bool, typer.Option(help="also score the whole pool for the true gap")] = False,
         out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
         seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
@@ -94,6 +97,7 @@ def add_commands(app: typer.Typer) -> None:
             surrogate=surrogate,
             cerm_steps=cerm_steps,
             lam=lam,
+            refits=refits,
             reference=reference,
         )
         outcome = run_options(

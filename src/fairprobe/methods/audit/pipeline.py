@@ -54,6 +54,8 @@ def audit_config(block: AuditBlock) -> AuditConfig:
             lam=block.lam,
             steps=block.cerm_steps,
             hidden=block.hidden,
+            base=block.base,
+            refits=block.refits,
             surrogate=block.surrogate,
             threshold=block.threshold,
         ),

@@ -23,6 +23,7 @@ def add_commands(app: typer.Typer) -> None:
         ] = None,
         epochs: Annotated[int, typer.Option(help="classifier epochs (early stopping, patience 10)")] = 20,
         batch: Annotated[int, typer.Option(help="batch size")] = 32,
+        lr: Annotated[float, typer.Option(help="classifier learning rate (the paper's Table 8: 1e-3)")] = 3e-3,
         train_limit: Annotated[int | None, typer.Option(help="seeded sample of N training sentences")] = None,
         pretrain_epochs: Annotated[
             int | None, typer.Option(help="epochs of the sensitive-word phase")
@@ -73,6 +74,7 @@ def add_commands(app: typer.Typer) -> None:
             blocks=blocks,
             epochs=epochs,
             batch=batch,
+            lr=lr,
             train_limit=train_limit,
             pretrain=not no_pretrain,
             seed=seed,

@@ -12,6 +12,9 @@ random and is trained (unfrozen) with the rest of the model.
 
 Deviation: the paper trains 100 epochs (Table 8); the default here is fewer (``epochs``), with
 early stopping, to keep CPU training practical; WordNet synonym augmentation (B.5) is not applied.
+With that shorter schedule the paper's learning rate 1e-3 left every 6-block Adult model at the
+majority class (accuracy 0.756), so the default learning rate is 3e-3 (8 epochs on 8,000 sentences:
+held-out accuracy 0.826, paper 0.80); ``--lr 1e-3`` restores Table 8's value.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ class TrainConfig:
     dropout: float | None = None
     epochs: int = 20
     batch: int = 32
-    lr: float = 1e-3
+    lr: float = 3e-3
     weight_decay: float = 1e-5
     patience: int = 10
     train_limit: int | None = None
