@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 
 from fairprobe import __version__
+from fairprobe.cli_common import FailOn
 from fairprobe.errors import FairprobeError, UsageError
 
 app = typer.Typer(
@@ -30,13 +31,6 @@ app.add_typer(models_app, name="models")
 
 err = Console(stderr=True)
 out = Console()
-
-FailOn = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--fail-on", help="fail condition METRIC OP VALUE, e.g. 'error_rate.atomic>0.1' (repeatable)"
-    ),
-]
 
 
 def _version(value: bool) -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
+
+from fairprobe.cli_common import FailOn, Overwrite, Seed, cached_chat, run_technique, split_csv
 
 CaseOpt = Annotated[
     list[Path] | None, typer.Option("--case", help="test case file (YAML, Table 1); repeatable")
@@ -22,30 +24,6 @@ LlmTopics = Annotated[
     bool, typer.Option("--llm-topics", help="name sampled CrowS-Pairs topics with the generator")
 ]
 GenTokens = Annotated[int, typer.Option(help="token budget of one generator answer")]
-SeedOpt = Annotated[int, typer.Option(help="seed of every random choice")]
-
-
-def _split(value: str | None) -> list[str]:
-    return [v.strip() for v in (value or "").split(",") if v.strip()]
-
-
-def _cached_chat(uri: str) -> Any:
-    """A chat model cached in the global response cache (outside a run directory)."""
-    from fairprobe.caching import CachedChatModel
-    from fairprobe.models.uri import load_chat
-    from fairprobe.store import Store, default_cache_path
-
-    path = default_cache_path()
-    return CachedChatModel(load_chat(uri), [Store(path)] if path is not None else [])
-
-
-def _run(options: dict[str, Any], out: Path, seed: int, overwrite: bool, fail_on: list[str] | None) -> None:
-    from fairprobe.cli import finish, parse_fail_on
-    from fairprobe.runner import run_options
-
-    finish(
-        [run_options("caffe", options, out, seed=seed, overwrite=overwrite, fail_on=parse_fail_on(fail_on))]
-    )
 
 
 def add_commands(app: typer.Typer) -> None:
@@ -81,11 +59,9 @@ def add_commands(app: typer.Typer) -> None:
         calibrate: Annotated[int, typer.Option(help="extra answers per prompt for calibrated verdicts")] = 0,
         alpha: Annotated[float, typer.Option(help="null quantile for calibrated verdicts")] = 0.05,
         sample: Annotated[bool, typer.Option(help="Cochran sample per bias type × intent")] = False,
-        seed: SeedOpt = 0,
-        overwrite: Annotated[bool, typer.Option(help="replace a run of a different spec in --out")] = False,
-        fail_on: Annotated[
-            list[str] | None, typer.Option("--fail-on", help="fail condition METRIC OP VALUE")
-        ] = None,
+        seed: Seed = 0,
+        overwrite: Overwrite = False,
+        fail_on: FailOn = None,
     ) -> None:
         """Run every CAFFE stage: generate prompt pairs, execute them, judge by semantic similarity."""
         if ctx.invoked_subcommand is not None:
@@ -105,19 +81,19 @@ def add_commands(app: typer.Typer) -> None:
             generator=generator,
             triples=triples,
             llm_topics=llm_topics,
-            bias_types=_split(bias_types),
+            bias_types=split_csv(bias_types),
             cap=cap,
             pairs_per_triple=pairs_per_triple,
             generator_calls=generator_calls,
             pair_mode=pair_mode,
             generator_max_tokens=generator_max_tokens,
-            metrics=_split(metrics),
+            metrics=split_csv(metrics),
             calibrate=calibrate,
             alpha=alpha,
             sample=sample,
         )
         options.pop("out")
-        _run(options, out, seed, overwrite, fail_on)
+        run_technique("caffe", options, out, seed=seed, overwrite=overwrite, fail_on=fail_on)
 
     kb_app = typer.Typer(
         help="The stereotype knowledge base (triples from CrowS-Pairs).", no_args_is_help=True
@@ -137,12 +113,12 @@ def add_commands(app: typer.Typer) -> None:
             list[Path] | None, typer.Option("--add", help="your own triples (JSONL/CSV) to append")
         ] = None,
         limit: Annotated[int | None, typer.Option(help="first N usable rows")] = None,
-        seed: SeedOpt = 0,
+        seed: Seed = 0,
     ) -> None:
         """Build the knowledge base of (topic, disadvantaged group, advantaged group, bias type) triples."""
         from fairprobe.methods.caffe.kb import build_kb, load_kb, write_kb
 
-        chat = _cached_chat(generator) if generator else None
+        chat = cached_chat(generator) if generator else None
         triples = build_kb(crows, chat=chat, generator=generator, limit=limit, seed=seed)
         if add:
             extra = load_kb([str(a) for a in add])
@@ -178,7 +154,7 @@ def add_commands(app: typer.Typer) -> None:
         generator_calls: Annotated[int | None, typer.Option(help="most generator calls per triple")] = None,
         pair_mode: PairMode = "pairs",
         generator_max_tokens: GenTokens = 400,
-        seed: SeedOpt = 0,
+        seed: Seed = 0,
     ) -> None:
         """Generate counterfactual prompt pairs for the case(s) into prompts.jsonl (+ .stopping.json)."""
         from fairprobe.errors import UsageError
@@ -192,8 +168,8 @@ def add_commands(app: typer.Typer) -> None:
             raise UsageError("fairprobe caffe generate needs --case CASE.yaml")
         cases = [load_case(c) for c in case]
         base = load_kb([str(k) for k in kb]) if kb else build_kb()
-        chosen = sample_triples(base, triples, _split(bias_types), seed)
-        chat = _cached_chat(generator)
+        chosen = sample_triples(base, triples, split_csv(bias_types), seed)
+        chat = cached_chat(generator)
         if llm_topics:
             chosen = retopic(chosen, chat, generator, seed)
         with ProgressReporter("caffe: generator calls", len(chosen) * len(cases)) as bar:
@@ -248,11 +224,9 @@ def add_commands(app: typer.Typer) -> None:
         calibrate: Annotated[int, typer.Option(help="extra answers per prompt for calibrated verdicts")] = 0,
         alpha: Annotated[float, typer.Option(help="null quantile for calibrated verdicts")] = 0.05,
         sample: Annotated[bool, typer.Option(help="Cochran sample per bias type × intent")] = False,
-        seed: SeedOpt = 0,
-        overwrite: Annotated[bool, typer.Option(help="replace a run of a different spec in --out")] = False,
-        fail_on: Annotated[
-            list[str] | None, typer.Option("--fail-on", help="fail condition METRIC OP VALUE")
-        ] = None,
+        seed: Seed = 0,
+        overwrite: Overwrite = False,
+        fail_on: FailOn = None,
     ) -> None:
         """Execute prompt pairs against the model under test and judge them (PASS/FAIL per pair)."""
         from fairprobe.errors import UsageError
@@ -263,11 +237,11 @@ def add_commands(app: typer.Typer) -> None:
             case=[str(c) for c in case],
             prompts=str(prompts),
             model=model,
-            metrics=_split(metrics),
+            metrics=split_csv(metrics),
             embedder=embedder,
             reference_corpus=str(reference_corpus) if reference_corpus else None,
             calibrate=calibrate,
             alpha=alpha,
             sample=sample,
         )
-        _run(options, out, seed, overwrite, fail_on)
+        run_technique("caffe", options, out, seed=seed, overwrite=overwrite, fail_on=fail_on)

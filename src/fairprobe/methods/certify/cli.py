@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from fairprobe.cli_common import FailOn, Overwrite, Seed, run_technique
+
 
 def add_commands(app: typer.Typer) -> None:
     certify = typer.Typer(
@@ -23,7 +25,9 @@ def add_commands(app: typer.Typer) -> None:
         ] = None,
         epochs: Annotated[int, typer.Option(help="classifier epochs (early stopping, patience 10)")] = 20,
         batch: Annotated[int, typer.Option(help="batch size")] = 32,
-        lr: Annotated[float, typer.Option(help="classifier learning rate (the paper's Table 8: 1e-3)")] = 3e-3,
+        lr: Annotated[
+            float, typer.Option(help="classifier learning rate (the paper's Table 8: 1e-3)")
+        ] = 3e-3,
         train_limit: Annotated[int | None, typer.Option(help="seeded sample of N training sentences")] = None,
         pretrain_epochs: Annotated[
             int | None, typer.Option(help="epochs of the sensitive-word phase")
@@ -40,7 +44,7 @@ def add_commands(app: typer.Typer) -> None:
             bool,
             typer.Option("--ablation", help="also train the no-pre-training model into OUT/no-pretraining"),
         ] = False,
-        seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
+        seed: Seed = 0,
         threads: Annotated[int | None, typer.Option(help="torch threads")] = None,
     ) -> None:
         """Pre-train the embedding table (§3.1), train the classifier (§3.2), write MODEL_DIR."""
@@ -114,16 +118,11 @@ def add_commands(app: typer.Typer) -> None:
             str, typer.Option(help="no-pre-training model dir, 'auto' (MODEL/no-pretraining) or 'none'")
         ] = "auto",
         threads: Annotated[int | None, typer.Option(help="torch threads")] = None,
-        seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
-        overwrite: Annotated[bool, typer.Option(help="replace a run of a different spec in --out")] = False,
-        fail_on: Annotated[
-            list[str] | None, typer.Option("--fail-on", help="fail condition METRIC OP VALUE")
-        ] = None,
+        seed: Seed = 0,
+        overwrite: Overwrite = False,
+        fail_on: FailOn = None,
     ) -> None:
         """Certify N sentences: ε* per sentence, threshold t, fairness score F (Eq. 4)."""
-        from fairprobe.cli import finish, parse_fail_on
-        from fairprobe.runner import run_options
-
         options = dict(
             model=model,
             data=data,
@@ -138,7 +137,4 @@ def add_commands(app: typer.Typer) -> None:
             ablation_model=None if ablation_model == "none" else ablation_model,
             threads=threads,
         )
-        outcome = run_options(
-            "certify", options, out, seed=seed, overwrite=overwrite, fail_on=parse_fail_on(fail_on)
-        )
-        finish([outcome])
+        run_technique("certify", options, out, seed=seed, overwrite=overwrite, fail_on=fail_on)

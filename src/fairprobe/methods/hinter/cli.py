@@ -7,9 +7,7 @@ from typing import Annotated
 
 import typer
 
-
-def _split(value: str) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()]
+from fairprobe.cli_common import FailOn, Overwrite, Seed, run_technique, split_csv
 
 
 def add_commands(app: typer.Typer) -> None:
@@ -46,20 +44,15 @@ def add_commands(app: typer.Typer) -> None:
         fluency: Annotated[
             str | None, typer.Option(help="gguf:PATH or embedded:smollm2 fluency scorer")
         ] = None,
-        seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
-        overwrite: Annotated[bool, typer.Option(help="replace a run of a different spec in --out")] = False,
-        fail_on: Annotated[
-            list[str] | None, typer.Option("--fail-on", help="fail condition METRIC OP VALUE")
-        ] = None,
+        seed: Seed = 0,
+        overwrite: Overwrite = False,
+        fail_on: FailOn = None,
     ) -> None:
         """HInter: atomic and intersectional metamorphic bias testing."""
-        from fairprobe.cli import finish, parse_fail_on
-        from fairprobe.runner import run_options
-
         options = dict(
             model=model,
             data=data,
-            attributes=_split(attributes),
+            attributes=split_csv(attributes),
             order=order,
             text_col=text_col,
             label_col=label_col,
@@ -74,10 +67,7 @@ def add_commands(app: typer.Typer) -> None:
             grammar_server=grammar_server,
             fluency=fluency,
         )
-        outcome = run_options(
-            "hinter", options, out, seed=seed, overwrite=overwrite, fail_on=parse_fail_on(fail_on)
-        )
-        finish([outcome])
+        run_technique("hinter", options, out, seed=seed, overwrite=overwrite, fail_on=fail_on)
 
     lexicon = typer.Typer(help="Bias dictionaries: inspect and mine word pairs.", no_args_is_help=True)
     app.add_typer(lexicon, name="lexicon")

@@ -17,12 +17,8 @@ from typing import Annotated
 
 import typer
 
+from fairprobe.cli_common import FailOn, Overwrite, Seed, cached_chat, run_technique, split_csv
 from fairprobe.errors import UsageError
-
-
-def _split(value: str | None) -> list[str]:
-    return [v.strip() for v in (value or "").split(",") if v.strip()]
-
 
 Model = Annotated[str | None, typer.Option(help="chat model under test (URI)")]
 Judge = Annotated[
@@ -39,9 +35,6 @@ Metal = Annotated[
 ]
 Limit = Annotated[int | None, typer.Option(help="run at most N tests")]
 PerMr = Annotated[int | None, typer.Option(help="run at most the first N tests of each MR")]
-Seed = Annotated[int, typer.Option(help="seed of every random choice")]
-Overwrite = Annotated[bool, typer.Option(help="replace a run of a different spec in --out")]
-FailOn = Annotated[list[str] | None, typer.Option("--fail-on", help="fail condition METRIC OP VALUE")]
 JudgeTok = Annotated[int, typer.Option(help="max tokens of a judge answer")]
 JudgeRetries = Annotated[int, typer.Option(help="correction rounds after a malformed judge answer")]
 GenTok = Annotated[int, typer.Option(help="max tokens of a generator answer")]
@@ -51,29 +44,11 @@ PerAttr = Annotated[int, typer.Option(help="tests generated per attribute")]
 
 
 def _run(options: dict, out: Path | None, seed: int, overwrite: bool, fail_on: list[str] | None) -> None:
-    from fairprobe.cli import finish, parse_fail_on
-    from fairprobe.runner import run_options
-
     if not options.get("model"):
         raise UsageError("--model is required: the chat model under test (e.g. embedded:smollm2)")
     if out is None:
         raise UsageError("--out is required: the run folder")
-    finish(
-        [
-            run_options(
-                "metafair", options, out, seed=seed, overwrite=overwrite, fail_on=parse_fail_on(fail_on)
-            )
-        ]
-    )
-
-
-def _cached_chat(uri: str):
-    from fairprobe.caching import CachedChatModel
-    from fairprobe.models.uri import load_chat
-    from fairprobe.store import Store, default_cache_path
-
-    path = default_cache_path()
-    return CachedChatModel(load_chat(uri), [Store(path)] if path is not None else [])
+    run_technique("metafair", options, out, seed=seed, overwrite=overwrite, fail_on=fail_on)
 
 
 def add_commands(app: typer.Typer) -> None:
@@ -116,10 +91,10 @@ def add_commands(app: typer.Typer) -> None:
         options = dict(
             model=model,
             generator=generator,
-            judges=_split(judge),
+            judges=split_csv(judge),
             tests=tests,
-            mrs=_split(mrs),
-            dimensions=_split(dimensions),
+            mrs=split_csv(mrs),
+            dimensions=split_csv(dimensions),
             attributes_per_dimension=attributes_per_dimension,
             tests_per_attribute=tests_per_attribute,
             repeat=repeat,
@@ -162,10 +137,10 @@ def add_commands(app: typer.Typer) -> None:
         """Execute and judge a tests file into a run folder."""
         options = dict(
             model=model,
-            judges=_split(judge),
+            judges=split_csv(judge),
             tests=tests,
-            mrs=_split(mrs),
-            dimensions=_split(dimensions),
+            mrs=split_csv(mrs),
+            dimensions=split_csv(dimensions),
             repeat=repeat,
             temperature=temperature,
             max_tokens=max_tokens,
@@ -200,8 +175,8 @@ def add_commands(app: typer.Typer) -> None:
 
         cat = load_catalogue(catalogue)
         requests = gen.plan(
-            select_relations(_split(mrs)),
-            select_dimensions(_split(dimensions)),
+            select_relations(split_csv(mrs)),
+            select_dimensions(split_csv(dimensions)),
             cat,
             attributes_per_dimension,
             tests_per_attribute,
@@ -209,7 +184,7 @@ def add_commands(app: typer.Typer) -> None:
         )
         result = gen.generate(
             requests,
-            _cached_chat(generator),
+            cached_chat(generator),
             cat,
             retries=retries,
             seed=seed,
@@ -251,10 +226,10 @@ def add_commands(app: typer.Typer) -> None:
         rows = read_labels(labels)
         results = []
         for spec in judge:
-            uris = _split(spec)
+            uris = split_csv(spec)
             if len(uris) % 2 == 0:
                 raise UsageError(f"--judge {spec}: give an odd number of judges for a majority vote")
-            judges = [LLMJudge(_cached_chat(u), temperature=temperature, name=u) for u in uris]
+            judges = [LLMJudge(cached_chat(u), temperature=temperature, name=u) for u in uris]
             results.append({"judges": uris, **evaluate_group(rows, judges, repeat)})
         table = Table("judge(s)", "precision", "recall", "F1", "ROC AUC", "stability")
         for r in results:

@@ -1,0 +1,50 @@
+"""What every technique's command line shares: common option types, list parsing, running a block.
+
+Technique packages import this module at import time; it must not import :mod:`fairprobe.cli`
+(which loads the technique registry) except inside functions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from fairprobe.caching import CachedChatModel
+
+Seed = Annotated[int, typer.Option(help="seed of every random choice")]
+Overwrite = Annotated[bool, typer.Option(help="replace a run of a different spec in --out")]
+FailOn = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-on", help="fail condition METRIC OP VALUE, e.g. 'error_rate.atomic>0.1' (repeatable)"
+    ),
+]
+
+
+def split_csv(value: str | None) -> list[str]:
+    """``"a, b,,c"`` -> ``["a", "b", "c"]``; ``None`` or ``""`` -> ``[]``."""
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def run_technique(
+    name: str, options: dict[str, Any], out: Path, *, seed: int, overwrite: bool, fail_on: list[str] | None
+) -> None:
+    """Run one technique block built from command-line options, print the report path, exit 1 on a failed threshold."""
+    from fairprobe.cli import finish, parse_fail_on
+    from fairprobe.runner import run_options
+
+    thresholds = parse_fail_on(fail_on)
+    finish([run_options(name, options, out, seed=seed, overwrite=overwrite, fail_on=thresholds)])
+
+
+def cached_chat(uri: str) -> CachedChatModel:
+    """A chat model whose answers go to the global response cache (for stages outside a run folder)."""
+    from fairprobe.caching import CachedChatModel
+    from fairprobe.models.uri import load_chat
+    from fairprobe.store import Store, default_cache_path
+
+    path = default_cache_path()
+    return CachedChatModel(load_chat(uri), [Store(path)] if path is not None else [])
