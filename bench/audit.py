@@ -9,6 +9,8 @@ coverage of the BAFA intervals (share of rounds whose interval holds the true Δ
 
     python bench/audit.py --seeds 20                # the paper's C-ERM interval (two Cooper solves)
     python bench/audit.py --seeds 20 --refits 16    # plus 16 bootstrap refits as version-space members
+    python bench/audit.py --seeds 4 --pool-size 1000 --budget 500 --cerm-steps 200 --dual-lr 0.1
+                                                    # a small run with a longer, softer Cooper solve
 
 Surrogate: MLP (hidden 64) correcting a kernel-ridge base on hashed n-grams; 60 Cooper steps per bound.
 """
@@ -51,6 +53,9 @@ def main() -> None:
     ap.add_argument("--cerm-steps", type=int, default=60)
     ap.add_argument("--hidden", type=int, default=64, help="width of the C-ERM surrogate MLP")
     ap.add_argument("--refits", type=int, default=0, help="bootstrap refits added to the version space")
+    ap.add_argument("--cerm-lr", type=float, default=0.01, help="Adam learning rate of the surrogate")
+    ap.add_argument("--dual-lr", type=float, default=0.5, help="gradient-ascent rate of the multipliers")
+    ap.add_argument("--lam", type=float, default=0.01, help="C-ERM score tolerance λ")
     ap.add_argument("--base", default="ridge", choices=["ridge", "knn"], help="base scorer of the surrogate")
     args = ap.parse_args()
     pool = build_pool(load_source("adult", None, None, "sex", 0), ">50K", pool_size=args.pool_size, seed=0)
@@ -71,7 +76,13 @@ def main() -> None:
                 budget=args.budget,
                 epsilon=args.epsilon if strategy == "bafa" else -1.0,
                 cerm=CermConfig(
-                    steps=args.cerm_steps, hidden=args.hidden, base=args.base, refits=args.refits
+                    steps=args.cerm_steps,
+                    hidden=args.hidden,
+                    base=args.base,
+                    refits=args.refits,
+                    lr=args.cerm_lr,
+                    lam=args.lam,
+                    dual_lr=args.dual_lr,
                 ),
             )
             res = run_audit(pool, inputs, lambda i: scores[i], cfg, seed, true_value=true)
