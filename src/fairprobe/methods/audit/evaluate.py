@@ -5,6 +5,8 @@ so far ``T`` and the absolute error ``err`` of the estimate at that point. Acros
 
 - **queries to ε** (:func:`queries_to_epsilon`): average ``err`` over replicates at each ``T``
   (group by ``T``), keep ``T >= 36``, the first ``T`` whose mean is ``<= ε`` (``t_ε`` of A.5.1);
+  the definition is kept as published, but note that it counts the *first* crossing: a wide early
+  interval whose midpoint lands near the truth by chance counts, even if later rounds drift away;
 - **error at 250** (:func:`error_at`): per replicate, linear interpolation of ``err`` at ``T = 250``;
   mean ± SD across replicates. The SD is the population SD (``ddof=0``): that is what reproduces
   Table 1 from the released files (e.g. stratified on CivilComments 0.064 ± 0.038; the sample SD
