@@ -6,6 +6,7 @@ Technique packages import this module at import time; it must not import :mod:`f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -30,14 +31,27 @@ def split_csv(value: str | None) -> list[str]:
 
 
 def run_technique(
-    name: str, options: dict[str, Any], out: Path, *, seed: int, overwrite: bool, fail_on: list[str] | None
+    name: str,
+    options: dict[str, Any],
+    out: Path,
+    *,
+    seed: int,
+    overwrite: bool,
+    fail_on: list[str] | None,
+    describe: Callable[[dict[str, Any]], str | None] | None = None,
 ) -> None:
-    """Run one technique block built from command-line options, print the report path, exit 1 on a failed threshold."""
+    """Run one technique block built from command-line options, print the report path, exit 1 on a failed threshold.
+
+    ``describe(metrics)`` may return a line printed before the report path (the run's headline)."""
     from fairprobe.cli import finish, parse_fail_on
     from fairprobe.runner import run_options
 
     thresholds = parse_fail_on(fail_on)
-    finish([run_options(name, options, out, seed=seed, overwrite=overwrite, fail_on=thresholds)])
+    outcome = run_options(name, options, out, seed=seed, overwrite=overwrite, fail_on=thresholds)
+    line = describe(outcome.summary["metrics"]) if describe else None
+    if line:
+        typer.echo(line)
+    finish([outcome])
 
 
 def cached_chat(uri: str) -> CachedChatModel:

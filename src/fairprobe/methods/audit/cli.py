@@ -8,9 +8,16 @@ from typing import Annotated
 
 import typer
 
+from fairprobe.cli_common import FailOn, Overwrite, Seed, run_technique, split_csv
 
-def _split(value: str | None) -> list[str] | None:
-    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+def _headline(m: dict) -> str | None:
+    if "estimate" not in m:
+        return None
+    return (
+        f"{m['strategy']}: estimate {m['estimate']:+.4f} in [{m['lower']:+.4f}, {m['upper']:+.4f}] "
+        f"after {m['queries']} queries (stopped by {m['stopped_by']})"
+    )
 
 
 def add_commands(app: typer.Typer) -> None:
@@ -56,18 +63,14 @@ def add_commands(app: typer.Typer) -> None:
         ] = 0,
         reference: Annotated[bool, typer.Option(help="also score the whole pool for the true gap")] = False,
         out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
-        seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
-        overwrite: Annotated[bool, typer.Option(help="replace a run of a different spec in --out")] = False,
-        fail_on: Annotated[
-            list[str] | None, typer.Option("--fail-on", help="fail condition METRIC OP VALUE")
-        ] = None,
+        seed: Seed = 0,
+        overwrite: Overwrite = False,
+        fail_on: FailOn = None,
     ) -> None:
         """Estimate a fairness gap of a black box within ε with as few queries as possible (BAFA)."""
         if ctx.invoked_subcommand is not None:
             return
-        from fairprobe.cli import finish, parse_fail_on
         from fairprobe.errors import UsageError
-        from fairprobe.runner import run_options
 
         for name, value in (("--data", data), ("--group-col", group_col), ("--out", out)):
             if value is None:
@@ -84,7 +87,7 @@ def add_commands(app: typer.Typer) -> None:
             group_col=group_col,
             label_col=label_col,
             text_col=text_col,
-            groups=_split(groups),
+            groups=split_csv(groups) or None,
             positive_label=positive_label,
             budget=budget,
             epsilon=epsilon,
@@ -100,16 +103,9 @@ def add_commands(app: typer.Typer) -> None:
             refits=refits,
             reference=reference,
         )
-        outcome = run_options(
-            "audit", options, out, seed=seed, overwrite=overwrite, fail_on=parse_fail_on(fail_on)
+        run_technique(
+            "audit", options, out, seed=seed, overwrite=overwrite, fail_on=fail_on, describe=_headline
         )
-        m = outcome.summary["metrics"]
-        if "estimate" in m:
-            typer.echo(
-                f"{m['strategy']}: estimate {m['estimate']:+.4f} in [{m['lower']:+.4f}, {m['upper']:+.4f}] "
-                f"after {m['queries']} queries (stopped by {m['stopped_by']})"
-            )
-        finish([outcome])
 
     @audit.command("evaluate")
     def evaluate(
