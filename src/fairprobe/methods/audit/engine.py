@@ -161,12 +161,12 @@ def run_audit(
         if width / 2 <= config.epsilon:
             stopped_by = "epsilon"
             break
+        unqueried = np.setdiff1d(np.arange(n), queried)
+        if unqueried.size == 0:  # before the budget: a fully queried pool makes the answer exact
+            stopped_by = "pool"
+            break
         if len(queried) >= config.budget:
             stopped_by = "budget"
-            break
-        unqueried = np.setdiff1d(np.arange(n), queried)
-        if unqueried.size == 0:
-            stopped_by = "pool"
             break
         k = min(scfg.k, config.budget - len(queried), unqueried.size)
         cand = (
