@@ -127,21 +127,25 @@ def _findings(path):
     return [json.loads(x) for x in path.read_text().splitlines()]
 
 
+RUN_ARGS = (
+    "metafair",
+    "run",
+    "--model",
+    "py-chat:mut:chat",
+    "--judge",
+    "py-chat:jdg:judge",
+    "--tests",
+    "tests.jsonl",
+    "--repeat",
+    "2",
+    "--out",
+    "run",
+)
+"""The run of the tests file; issued twice to check that a re-run resumes without model calls."""
+
+
 def test_run_applies_every_oracle_and_reports(cli, setup):
-    r = cli(
-        "metafair",
-        "run",
-        "--model",
-        "py-chat:mut:chat",
-        "--judge",
-        "py-chat:jdg:judge",
-        "--tests",
-        "tests.jsonl",
-        "--repeat",
-        "2",
-        "--out",
-        "run",
-    )
+    r = cli(*RUN_ARGS)
     assert r.returncode == 0, r.stderr
     findings = _findings(setup / "run/findings.jsonl")
     tests = {f["mr"] + f["dimension"]: f for f in findings if f["kind"] == "test" and f["repeat"] == 0}
@@ -195,20 +199,7 @@ def test_run_applies_every_oracle_and_reports(cli, setup):
 
     # resume: the same command makes no model call and keeps the findings
     calls = (setup / "calls.log").read_text().count("\n")
-    r = cli(
-        "metafair",
-        "run",
-        "--model",
-        "py-chat:mut:chat",
-        "--judge",
-        "py-chat:jdg:judge",
-        "--tests",
-        "tests.jsonl",
-        "--repeat",
-        "2",
-        "--out",
-        "run",
-    )
+    r = cli(*RUN_ARGS)
     assert r.returncode == 0, r.stderr
     assert (setup / "calls.log").read_text().count("\n") == calls
     assert len(_findings(setup / "run/findings.jsonl")) == len(findings)
