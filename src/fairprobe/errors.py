@@ -35,3 +35,7 @@ class RunStateError(FairprobeError):
 
 class UsageError(FairprobeError):
     """A command-line option or combination of options is invalid."""
+
+
+class WorkerLostError(FairprobeError):
+    """A distributed worker (or its node) died before its task finished; the work can be redone."""

@@ -45,6 +45,9 @@ class Technique:
     example: str = ""
     """Commented YAML for `fairprobe init`."""
     cli: Callable[[typer.Typer], None] | None = None
+    finding_schema: Any = None
+    """A ``pyarrow.Schema`` when findings are written as Parquet shards (:mod:`fairprobe.shards`);
+    ``analyse`` then receives a :class:`~fairprobe.shards.FindingsTable` instead of a list."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 

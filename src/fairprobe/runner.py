@@ -23,7 +23,8 @@ from fairprobe.errors import FairprobeError, RunStateError
 from fairprobe.progress import ProgressReporter
 from fairprobe.registry import get as get_technique
 from fairprobe.report.html import render_html
-from fairprobe.report.writers import write_findings, write_junit, write_summary
+from fairprobe.report.writers import write_findings, write_json_lines, write_junit, write_summary
+from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
 from fairprobe.spec import BlockSpec, Threshold, lookup_metric
 from fairprobe.store import Store, default_cache_path
 
@@ -69,9 +70,10 @@ class RunContext:
             self._models[key] = CachedChatModel(load_chat(uri, **options), self._stores())
         return self._models[key]
 
-    def wrap_classifier(self, classifier: Any) -> CachedClassifier:
-        """Cache an already-built classifier (e.g. an ``LLMClassifier`` over a chat model)."""
-        return CachedClassifier(classifier, self._stores())
+    def wrap_classifier(self, classifier: Any, chunk_size: int = 64) -> CachedClassifier:
+        """Cache an already-built classifier (e.g. an ``LLMClassifier`` over a chat model); misses go
+        to it ``chunk_size`` at a time."""
+        return CachedClassifier(classifier, self._stores(), chunk_size=chunk_size)
 
     # -- findings -------------------------------------------------------------------------------
     def done_ids(self) -> set[str]:
@@ -187,7 +189,12 @@ def render_reports(
         technique = get_technique(technique_name)
         resolved = json.loads(store.get_meta("spec_json") or "{}")
         block = technique.block.model_validate(resolved["block"])
-        findings = list(store.iter_findings())
+        findings: Any
+        if technique.finding_schema is not None:  # Parquet shards, read by column
+            files = shard_files(run_dir / SHARDS_DIR)
+            findings = FindingsTable.from_files(files, technique.finding_schema)
+        else:
+            findings = list(store.iter_findings())
         analysis = technique.analyse(block, findings, resolved["seed"])
         thresholds = [Threshold.parse(t) for t in json.loads(store.get_meta("thresholds") or "[]")]
         results = {}
@@ -222,7 +229,10 @@ def render_reports(
             **(store.get_state("info", {}) or {}),
             **analysis.info,
         }
-        write_findings(run_dir / "findings.jsonl", findings)
+        if isinstance(findings, FindingsTable):
+            write_json_lines(run_dir / "findings.jsonl", findings.json_lines())
+        else:
+            write_findings(run_dir / "findings.jsonl", findings)
         write_summary(run_dir / "summary.json", summary)
         write_junit(run_dir / "junit.xml", summary, analysis.groups)
         render_html(run_dir / "report.html", summary, analysis, findings)

@@ -25,7 +25,7 @@ import operator
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -110,6 +110,9 @@ class BlockBase(BaseModel):
     seed: int | None = Field(default=None, description="overrides the spec-wide seed for this block")
     thresholds: list[str] = Field(default_factory=list, description="fail conditions, METRIC OP VALUE")
 
+    execution_only: ClassVar[frozenset[str]] = frozenset()
+    """Fields that never change findings (left out of the resume check)."""
+
     @field_validator("thresholds")
     @classmethod
     def _check_thresholds(cls, value: list[str]) -> list[str]:
@@ -137,7 +140,12 @@ class BlockSpec:
         }
 
     def resolved_hash(self) -> str:
-        text = json.dumps(self.resolved(), sort_keys=True, separators=(",", ":"))
+        """Hash of what decides the findings (execution-only settings left out, so a run resumes
+        on another executor)."""
+        resolved = self.resolved()
+        skip = getattr(type(self.block), "execution_only", frozenset())
+        resolved["block"] = {k: v for k, v in resolved["block"].items() if k not in skip}
+        text = json.dumps(resolved, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
 
     def resolved_yaml(self) -> str:

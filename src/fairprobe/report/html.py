@@ -58,13 +58,32 @@ def table_findings(
     return columns, rows, len(findings) - len(shown)
 
 
-def render_html(
-    path: Path, summary: dict[str, Any], analysis: Analysis, findings: list[dict[str, Any]]
-) -> None:
+def _table_sample(findings: Any, analysis: Analysis) -> list[dict[str, Any]]:
+    """The findings the table can show: a list as it is; from a :class:`FindingsTable` (millions of
+    rows) only the first failures, then the first passes, up to the table's cap."""
+    from fairprobe.shards import FindingsTable
+
+    if not isinstance(findings, FindingsTable):
+        return findings
+    field = analysis.failure_field
+    if not field:
+        return findings.rows(limit=MAX_TABLE_FINDINGS)
+    import pyarrow.compute as pc
+
+    failing = findings.rows(pc.field(field), needs=[field], limit=MAX_TABLE_FINDINGS)
+    passing = findings.rows(~pc.field(field), needs=[field], limit=MAX_TABLE_FINDINGS - len(failing))
+    return failing + passing
+
+
+def render_html(path: Path, summary: dict[str, Any], analysis: Analysis, findings: Any) -> None:
+    """The HTML report; ``findings`` is a list or a :class:`~fairprobe.shards.FindingsTable` (then
+    only a bounded sample is read, so the page stays small whatever the run size)."""
     from fairprobe.report.writers import atomic_write
     from fairprobe.spec import flatten_metric_paths, lookup_metric
 
-    columns, rows, hidden = table_findings(findings, analysis)
+    shown = _table_sample(findings, analysis)
+    columns, rows, hidden = table_findings(shown, analysis)
+    hidden += len(findings) - len(shown)
     headline = []
     for metric in flatten_metric_paths(summary["metrics"])[:40]:
         headline.append(

@@ -36,11 +36,16 @@ def atomic_write(path: Path, text: str) -> None:
 
 def write_findings(path: Path, findings: Iterable[dict[str, Any]]) -> int:
     """One JSON object per line, in the order findings were recorded. Returns the count."""
+    return write_json_lines(path, (json.dumps(f, ensure_ascii=False) for f in findings))
+
+
+def write_json_lines(path: Path, lines: Iterable[str]) -> int:
+    """Already-encoded JSON lines, streamed to a temporary file and renamed. Returns the count."""
     fd, tmp = _temp_for(path)
     n = 0
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        for finding in findings:
-            fh.write(json.dumps(finding, ensure_ascii=False))
+        for line in lines:
+            fh.write(line)
             fh.write("\n")
             n += 1
     os.replace(tmp, path)

@@ -18,19 +18,24 @@ Every rate has a 95% bootstrap interval beside it (``<name>_ci``), seeded by the
 
 from __future__ import annotations
 
-from collections import defaultdict
-from statistics import fmean
+import json
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from fairprobe.methods.hinter.block import HInterBlock
-from fairprobe.methods.hinter.pipeline import attribute_combinations
+from fairprobe.methods.hinter.cases import attribute_combinations
+from fairprobe.methods.hinter.findings import FINDING_SCHEMA
 from fairprobe.report.sections import Analysis, BarChart, Example, Examples, Group, Segment, Table, VennChart
+from fairprobe.shards import FindingsTable
 from fairprobe.stats import rate_with_ci
 
 MAX_EXAMPLES = 8
 
 
-def _rate(target: dict[str, Any], name: str, flags: list[bool], seed: int) -> None:
+def _rate(target: dict[str, Any], name: str, flags: np.ndarray, seed: int) -> None:
     value, ci = rate_with_ci(flags, seed=seed)
     target[name] = value
     target[f"{name}_ci"] = ci
@@ -40,58 +45,109 @@ def combo_key(attributes: list[str] | tuple[str, ...]) -> str:
     return "+".join(attributes)
 
 
-def analyse(block: HInterBlock, findings: list[dict[str, Any]], seed: int) -> Analysis:
-    kinds = ("atomic", "intersectional")
-    by_kind = {k: [f for f in findings if f["kind"] == k] for k in kinds}
-    valid = {k: [f for f in by_kind[k] if f["valid"]] for k in kinds}
+_COLUMNS = ["kind", "original_id", "attributes", "valid", "biased", "hidden", "false_positive"]
+_FLUENCY = ["original_id", "valid", "fluency", "original_fluency"]
+
+
+def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
+    """Integer codes of a string column and the distinct values they index."""
+    encoded = pc.dictionary_encode(column).combine_chunks()
+    return encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_pylist()
+
+
+def _flags(column: pa.ChunkedArray) -> np.ndarray:
+    return pc.fill_null(column, False).to_numpy(zero_copy_only=False).astype(bool)
+
+
+class _Columns:
+    """The findings as numpy arrays (one entry per finding): what every metric is computed from."""
+
+    def __init__(self, findings: FindingsTable):
+        t = findings.columns(_COLUMNS)
+        self.n = t.num_rows
+        self.atomic = _flags(pc.equal(t["kind"], "atomic"))
+        self.inter = _flags(pc.equal(t["kind"], "intersectional"))
+        self.valid, self.biased, self.hidden = (_flags(t[c]) for c in ("valid", "biased", "hidden"))
+        self.false_positive = _flags(t["false_positive"])
+        self.original, originals = _codes(t["original_id"])
+        self.n_originals = len(originals)
+        self.combo, combos = _codes(pc.binary_join(t["attributes"], "+"))
+        self._combo_code = {c: i for i, c in enumerate(combos)}
+
+    def of_combo(self, key: str) -> np.ndarray:
+        code = self._combo_code.get(key)
+        return self.combo == code if code is not None else np.zeros(self.n, dtype=bool)
+
+    def per_original(self, mask: np.ndarray) -> np.ndarray:
+        """Whether each original has at least one finding in ``mask``."""
+        out = np.zeros(self.n_originals, dtype=bool)
+        out[self.original[mask]] = True
+        return out
+
+    def any_biased(self, mask: np.ndarray) -> np.ndarray:
+        """Among originals with a finding in ``mask``: whether one of them is biased."""
+        return self.per_original(mask & self.biased)[self.per_original(mask)]
+
+    def combo_counts(self) -> dict[str, int]:
+        counts = np.bincount(self.combo, minlength=len(self._combo_code)) if self.n else []
+        return {key: int(counts[code]) for key, code in self._combo_code.items()}
+
+
+def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], seed: int) -> Analysis:
+    """Metrics, sections and groups from the findings (a list, or the run's Parquet shards read by
+    column, so millions of findings fit in memory)."""
+    if not isinstance(findings, FindingsTable):
+        findings = FindingsTable.from_dicts(findings, FINDING_SCHEMA)
+    c = _Columns(findings)
+    kinds = {"atomic": c.atomic, "intersectional": c.inter}
     metrics: dict[str, Any] = {"error_rate": {}, "originals_with_bias": {}, "mutants": {}}
     er = metrics["error_rate"]
-    for k in kinds:
-        _rate(er, k, [f["biased"] for f in valid[k]], seed)
+    for k, mask in kinds.items():
+        valid = mask & c.valid
+        _rate(er, k, c.biased[valid], seed)
         metrics["mutants"][k] = {
-            "generated": len(by_kind[k]),
-            "valid": len(valid[k]),
-            "discarded": len(by_kind[k]) - len(valid[k]),
+            "generated": int(mask.sum()),
+            "valid": int(valid.sum()),
+            "discarded": int((mask & ~c.valid).sum()),
         }
-        per_original: dict[str, bool] = defaultdict(bool)
-        for f in valid[k]:
-            per_original[f["original_id"]] |= f["biased"]
-        _rate(metrics["originals_with_bias"], k, list(per_original.values()), seed)
+        _rate(metrics["originals_with_bias"], k, c.any_biased(valid), seed)
     er["by_attribute"] = {}
     for attr in block.attributes:
-        _rate(
-            er["by_attribute"],
-            attr,
-            [f["biased"] for f in valid["atomic"] if f["attributes"] == [attr]],
-            seed,
-        )
+        _rate(er["by_attribute"], attr, c.biased[c.atomic & c.valid & c.of_combo(attr)], seed)
     combos = attribute_combinations(block)
     er["by_pair"] = {}
+    per_combo: dict[str, dict[str, int]] = {}
     for combo in combos:
-        flags = [f["biased"] for f in valid["intersectional"] if tuple(f["attributes"]) == combo]
-        _rate(er["by_pair"], combo_key(combo), flags, seed)
-    biased_inter = [f for f in valid["intersectional"] if f["biased"]]
-    _rate(metrics, "hidden_rate", [f["hidden"] for f in biased_inter], seed)
+        key = combo_key(combo)
+        valid = c.inter & c.valid & c.of_combo(key)
+        _rate(er["by_pair"], key, c.biased[valid], seed)
+        per_combo[key] = {
+            "valid": int(valid.sum()),
+            "biased": int((valid & c.biased).sum()),
+            "hidden": int((valid & c.biased & c.hidden).sum()),
+        }
+    biased_inter = c.inter & c.valid & c.biased
+    _rate(metrics, "hidden_rate", c.hidden[biased_inter], seed)
     metrics["counts"] = {
-        "originals_mutated": len({f["original_id"] for f in findings}),
-        "biased_atomic": sum(f["biased"] for f in valid["atomic"]),
-        "biased_intersectional": len(biased_inter),
-        "hidden": sum(f["hidden"] for f in biased_inter),
+        "originals_mutated": c.n_originals,
+        "biased_atomic": int((c.atomic & c.valid & c.biased).sum()),
+        "biased_intersectional": int(biased_inter.sum()),
+        "hidden": int((biased_inter & c.hidden).sum()),
     }
-    metrics["venn"] = _venn(findings, combos)
+    metrics["venn"] = _venn(c, combos)
     if block.score_discarded:
         fp: dict[str, Any] = {}
-        for k in kinds:
-            discarded = [f for f in by_kind[k] if not f["valid"]]
-            fp[k] = sum(bool(f.get("false_positive")) for f in discarded)
-            _rate(fp, f"{k}_rate", [bool(f.get("false_positive")) for f in discarded], seed)
+        for k, mask in kinds.items():
+            discarded = mask & ~c.valid
+            fp[k] = int((discarded & c.false_positive).sum())
+            _rate(fp, f"{k}_rate", c.false_positive[discarded], seed)
         metrics["false_positives"] = fp
-    if any("fluency" in f for f in findings):
+    if block.fluency or block.grammar_server:
         metrics["fluency"] = _fluency(findings)
     return Analysis(
         metrics=metrics,
-        sections=_sections(block, metrics, findings, combos),
-        groups=_groups(block, metrics, findings, combos),
+        sections=_sections(block, metrics, findings, combos, per_combo),
+        groups=_groups(block, metrics, c.combo_counts(), combos),
         finding_columns=[
             "original_id",
             "kind",
@@ -108,47 +164,48 @@ def analyse(block: HInterBlock, findings: list[dict[str, Any]], seed: int) -> An
     )
 
 
-def _venn(findings: list[dict[str, Any]], combos: list[tuple[str, ...]]) -> dict[str, dict[str, int]]:
-    atomic_biased: dict[tuple[str, str], bool] = defaultdict(bool)
-    for f in findings:
-        if f["kind"] == "atomic" and f["valid"]:
-            atomic_biased[(f["original_id"], f["attributes"][0])] |= f["biased"]
+def _venn(c: _Columns, combos: list[tuple[str, ...]]) -> dict[str, dict[str, int]]:
+    """RQ4.2 per combination, among originals with a valid intersectional mutant of it."""
+    atomic_biased = {
+        a: c.per_original(c.atomic & c.valid & c.biased & c.of_combo(a)) for combo in combos for a in combo
+    }
     venn = {}
     for combo in combos:
-        inter: dict[str, bool] = defaultdict(bool)
-        for f in findings:
-            if f["kind"] == "intersectional" and f["valid"] and tuple(f["attributes"]) == combo:
-                inter[f["original_id"]] |= f["biased"]
-        counts = {"atomic_only": 0, "intersectional_only": 0, "both": 0, "none": 0}
-        for original, i_biased in inter.items():
-            a_biased = any(atomic_biased[(original, a)] for a in combo)
-            key = (
-                "both"
-                if (a_biased and i_biased)
-                else "atomic_only"
-                if a_biased
-                else "intersectional_only"
-                if i_biased
-                else "none"
-            )
-            counts[key] += 1
-        venn[combo_key(combo)] = counts
+        valid = c.inter & c.valid & c.of_combo(combo_key(combo))
+        tested = c.per_original(valid)
+        i_biased = c.per_original(valid & c.biased)[tested]
+        a_biased = np.any([atomic_biased[a] for a in combo], axis=0)[tested]
+        venn[combo_key(combo)] = {
+            "atomic_only": int((a_biased & ~i_biased).sum()),
+            "intersectional_only": int((~a_biased & i_biased).sum()),
+            "both": int((a_biased & i_biased).sum()),
+            "none": int((~a_biased & ~i_biased).sum()),
+        }
     return venn
 
 
-def _fluency(findings: list[dict[str, Any]]) -> dict[str, float]:
-    originals = {
-        f["original_id"]: f["original_fluency"] for f in findings if f.get("original_fluency") is not None
-    }
-    valid = [f["fluency"] for f in findings if f["valid"] and f.get("fluency") is not None]
-    discarded = [f["fluency"] for f in findings if not f["valid"] and f.get("fluency") is not None]
+def _fluency(findings: FindingsTable) -> dict[str, float]:
+    t = findings.columns(_FLUENCY)
+    original, _ = _codes(t["original_id"])
+    valid = _flags(t["valid"])
+    fluency = pc.fill_null(t["fluency"], np.nan).to_numpy(zero_copy_only=False).astype(float)
+    of_original = pc.fill_null(t["original_fluency"], np.nan).to_numpy(zero_copy_only=False).astype(float)
+    known = ~np.isnan(of_original)
+    _, first = np.unique(original[known], return_index=True)
+    originals = of_original[known][first]
+    scored = ~np.isnan(fluency)
+    valid_scores, discarded_scores = fluency[scored & valid], fluency[scored & ~valid]
+
+    def mean(values: np.ndarray) -> float:
+        return float(values.mean()) if values.size else 0.0
+
     return {
-        "original_mean": fmean(originals.values()) if originals else 0.0,
-        "valid_mean": fmean(valid) if valid else 0.0,
-        "discarded_mean": fmean(discarded) if discarded else 0.0,
-        "n_original": len(originals),
-        "n_valid": len(valid),
-        "n_discarded": len(discarded),
+        "original_mean": mean(originals),
+        "valid_mean": mean(valid_scores),
+        "discarded_mean": mean(discarded_scores),
+        "n_original": int(originals.size),
+        "n_valid": int(valid_scores.size),
+        "n_discarded": int(discarded_scores.size),
     }
 
 
@@ -191,31 +248,25 @@ def _label(output: list[str] | None) -> str:
 
 
 def _sections(
-    block: HInterBlock, metrics: dict[str, Any], findings: list[dict[str, Any]], combos
+    block: HInterBlock,
+    metrics: dict[str, Any],
+    findings: FindingsTable,
+    combos: list[tuple[str, ...]],
+    per_combo: dict[str, dict[str, int]],
 ) -> list[Any]:
     er = metrics["error_rate"]
     rows = []
     for combo in combos:
         key = combo_key(combo)
-        n_valid = sum(
-            1
-            for f in findings
-            if f["kind"] == "intersectional" and f["valid"] and tuple(f["attributes"]) == combo
-        )
-        biased = [
-            f
-            for f in findings
-            if f["kind"] == "intersectional" and f["biased"] and tuple(f["attributes"]) == combo
-        ]
-        hidden = sum(f["hidden"] for f in biased)
+        n = per_combo[key]
         lo, hi = er["by_pair"][f"{key}_ci"]
         rows.append(
             [
                 " × ".join(combo),
-                n_valid,
-                len(biased),
+                n["valid"],
+                n["biased"],
                 f"{100 * er['by_pair'][key]:.2f}% [{100 * lo:.2f}, {100 * hi:.2f}]",
-                f"{100 * hidden / len(biased):.2f}%" if biased else "—",
+                f"{100 * n['hidden'] / n['biased']:.2f}%" if n["biased"] else "—",
             ]
         )
     sections: list[Any] = [
@@ -281,15 +332,23 @@ def _sections(
     return sections
 
 
-def _hidden_examples(findings: list[dict[str, Any]]) -> list[Example]:
-    atomic = {(f["original_id"], f["key"]): f for f in findings if f["kind"] == "atomic"}
-    examples = []
-    for f in findings:
-        if not f["hidden"]:
+def _hidden_examples(findings: FindingsTable) -> list[Example]:
+    """The first hidden-bias findings with their atomic parents, in one streaming pass: an original's
+    atomic findings come before its intersectional ones, so only the current original's are kept."""
+    atomic: dict[str, dict[str, Any]] = {}
+    current = None
+    examples: list[Example] = []
+    where = pc.field("hidden") | (pc.field("kind") == "atomic")
+    for line in findings.json_lines(where, needs=["hidden", "kind"]):
+        f = json.loads(line)
+        if f["original_id"] != current:
+            current, atomic = f["original_id"], {}
+        if f["kind"] == "atomic":
+            atomic[f["key"]] = f
             continue
         rows = [("original", _excerpt([Segment(f["original_text"])]), _label(f["original_output"]))]
         for i, key in enumerate(f["parents"], 1):
-            parent = atomic.get((f["original_id"], key))
+            parent = atomic.get(key)
             if parent is not None:
                 rows.append(
                     (
@@ -308,15 +367,12 @@ def _hidden_examples(findings: list[dict[str, Any]]) -> list[Example]:
 
 
 def _groups(
-    block: HInterBlock, metrics: dict[str, Any], findings: list[dict[str, Any]], combos
+    block: HInterBlock, metrics: dict[str, Any], count: dict[str, int], combos: list[tuple[str, ...]]
 ) -> list[Group]:
-    count: dict[tuple[str, ...], int] = defaultdict(int)
-    for f in findings:
-        count[tuple(f["attributes"])] += 1
     groups = [
         Group(
             f"atomic {a}",
-            count[(a,)],
+            count.get(a, 0),
             [f"error_rate.by_attribute.{a}", "error_rate.atomic"],
             f"error rate {metrics['error_rate']['by_attribute'][a]:.4f}",
         )
@@ -327,7 +383,7 @@ def _groups(
         groups.append(
             Group(
                 f"intersectional {key}",
-                count[combo],
+                count.get(key, 0),
                 [f"error_rate.by_pair.{key}", "error_rate.intersectional", "hidden_rate", f"venn.{key}"],
                 f"error rate {metrics['error_rate']['by_pair'][key]:.4f}",
             )

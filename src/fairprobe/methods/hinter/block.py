@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar, Literal
+
 from pydantic import Field, field_validator, model_validator
 
 from fairprobe.spec import BlockBase
@@ -58,7 +60,28 @@ class HInterBlock(BlockBase):
     fluency: str | None = Field(
         default=None, description="gguf:PATH or embedded:smollm2: LM fluency of texts (RQ2)"
     )
-    batch_originals: int = Field(default=16, ge=1, description="originals per resumable batch")
+    batch_originals: int = Field(
+        default=16, ge=1, description="originals per shard (the unit of resume and of a Parquet file)"
+    )
+    executor: Literal["local", "ray"] = Field(
+        default="local", description="where shards run: this process, or a Ray cluster (fairprobe[ray])"
+    )
+    ray_address: str | None = Field(
+        default=None, description="Ray cluster to join (else RAY_ADDRESS, else a local cluster)"
+    )
+    chunk_mutants: int = Field(
+        default=2000, ge=1, description="mutants per streamed chunk of a shard (bounds memory)"
+    )
+    model_batch: int = Field(default=64, ge=1, description="texts per model task with the ray executor")
+    model_concurrency: int = Field(
+        default=2, ge=1, description="model tasks in flight per model endpoint with the ray executor"
+    )
+
+    execution_only: ClassVar[frozenset[str]] = frozenset(
+        {"executor", "ray_address", "chunk_mutants", "model_batch", "model_concurrency", "processes"}
+    )
+    """Settings that change where and how fast a run goes, never its findings: a run may resume
+    under different values."""
 
     @field_validator("attributes")
     @classmethod

@@ -44,6 +44,18 @@ def add_commands(app: typer.Typer) -> None:
         fluency: Annotated[
             str | None, typer.Option(help="gguf:PATH or embedded:smollm2 fluency scorer")
         ] = None,
+        executor: Annotated[
+            str, typer.Option(help="local, or ray (a Ray cluster; pip install 'fairprobe[ray]')")
+        ] = "local",
+        ray_address: Annotated[
+            str | None,
+            typer.Option(help="Ray cluster to join (default: RAY_ADDRESS, else a local cluster)"),
+        ] = None,
+        batch_originals: Annotated[int, typer.Option(help="originals per shard (resume unit)")] = 16,
+        chunk_mutants: Annotated[int, typer.Option(help="mutants per streamed chunk")] = 2000,
+        model_concurrency: Annotated[
+            int, typer.Option(help="model batches in flight per endpoint (ray)")
+        ] = 2,
         seed: Seed = 0,
         overwrite: Overwrite = False,
         fail_on: FailOn = None,
@@ -66,6 +78,11 @@ def add_commands(app: typer.Typer) -> None:
             task=task,
             grammar_server=grammar_server,
             fluency=fluency,
+            executor=executor,
+            ray_address=ray_address,
+            batch_originals=batch_originals,
+            chunk_mutants=chunk_mutants,
+            model_concurrency=model_concurrency,
         )
         run_technique("hinter", options, out, seed=seed, overwrite=overwrite, fail_on=fail_on)
 

@@ -9,24 +9,69 @@ compared as exact label sets; an unparsable LLM answer is the explicit label INV
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from fairprobe.datasets import Dataset
 from fairprobe.errors import DataError
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.tasks import display_labels, few_shot_examples, prompt_set
+from fairprobe.models.llm_classifier import ClassificationTask
 from fairprobe.runner import RunContext
 
 
 def build_model_under_test(
     block: HInterBlock, ctx: RunContext, dataset: Dataset
 ) -> tuple[Any, dict[str, Any]]:
+    """The model under test in this process, cached through ``ctx`` (a chat model at request level)."""
     from fairprobe.models.uri import model_kind
 
     if model_kind(block.model) == "classifier":
         return ctx.classifier(block.model), {"kind": "classifier", "uri": block.model}
-    from fairprobe.models.llm_classifier import ClassificationTask, LLMClassifier
+    from fairprobe.models.llm_classifier import LLMClassifier
 
+    task, reverse, info = _llm_task(block, ctx.seed, dataset)
+    return _RenamedLabels(LLMClassifier(ctx.chat(block.model), task), reverse), info
+
+
+@dataclass(frozen=True)
+class ModelFactory:
+    """Builds the model under test where batches run (a Ray worker), uncached: the driver caches.
+
+    Hashable and picklable; ``task`` is the LLM classification task for chat URIs (None for a
+    classifier URI)."""
+
+    uri: str
+    task: ClassificationTask | None = field(default=None, hash=False, compare=False)
+    reverse: tuple[tuple[str, str], ...] = ()
+    task_key: str = ""
+
+    def __call__(self) -> Any:
+        from fairprobe.models.uri import load_chat, load_classifier
+
+        if self.task is None:
+            return load_classifier(self.uri)
+        from fairprobe.models.llm_classifier import LLMClassifier
+
+        return _RenamedLabels(LLMClassifier(load_chat(self.uri), self.task), dict(self.reverse))
+
+
+def model_factory(block: HInterBlock, seed: int, dataset: Dataset) -> tuple[ModelFactory, dict[str, Any]]:
+    """The same model under test as :func:`build_model_under_test`, as a factory for executor tasks."""
+    from fairprobe.models.uri import model_kind
+
+    if model_kind(block.model) == "classifier":
+        return ModelFactory(block.model), {"kind": "classifier", "uri": block.model}
+    task, reverse, info = _llm_task(block, seed, dataset)
+    key = json.dumps([repr(task), sorted(reverse.items())])
+    return ModelFactory(block.model, task, tuple(sorted(reverse.items())), key), info
+
+
+def _llm_task(
+    block: HInterBlock, seed: int, dataset: Dataset
+) -> tuple[ClassificationTask, dict[str, str], dict[str, Any]]:
+    """Table 7 prompts, Table 8-style few-shot examples and deterministic decoding for a chat URI."""
     prompts = prompt_set(block.task, block.data)
     labels = block.labels or dataset.label_set
     if not labels:
@@ -35,7 +80,7 @@ def build_model_under_test(
         )
     names = display_labels(prompts, labels)
     tested = {r.id for r in dataset.records}
-    shots = few_shot_examples(dataset, block.few_shot, ctx.seed, exclude=tested) if block.few_shot else []
+    shots = few_shot_examples(dataset, block.few_shot, seed, exclude=tested) if block.few_shot else []
     task = ClassificationTask(
         labels=[names[label] for label in labels],
         system_prompt=prompts.system.replace("[LABELS]", ", ".join(names[label] for label in labels)),
@@ -43,9 +88,8 @@ def build_model_under_test(
         few_shot=[(text, [names.get(label, label) for label in gold]) for text, gold in shots],
         multi_label=prompts.multi_label,
         temperature=0.0,
-        seed=ctx.seed,
+        seed=seed,
     )
-    classifier = LLMClassifier(ctx.chat(block.model), task)
     reverse = {v: k for k, v in names.items()}
     info = {
         "kind": "llm",
@@ -54,7 +98,7 @@ def build_model_under_test(
         "few_shot": len(shots),
         "labels": labels,
     }
-    return _RenamedLabels(classifier, reverse), info
+    return task, reverse, info
 
 
 class _RenamedLabels:

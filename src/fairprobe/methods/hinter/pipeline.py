@@ -16,23 +16,29 @@ For each original text c (processed in resumable batches):
 
 from __future__ import annotations
 
-import random
-from itertools import combinations
+from collections.abc import Iterator
 from typing import Any
 
 from fairprobe.datasets import Dataset, Record, load_dataset
 from fairprobe.errors import DataError
+from fairprobe.executors import make_executor
 from fairprobe.lexicons.dictionary import BiasDictionary, load_dictionary
 from fairprobe.methods.hinter.block import HInterBlock
-from fairprobe.methods.hinter.oracle import build_model_under_test
+from fairprobe.methods.hinter.cases import (
+    OriginalCases,
+    attribute_combinations,
+    generate,
+    invariant_checker,
+    shard_cases,
+)
+from fairprobe.methods.hinter.findings import FINDING_SCHEMA, SHARDS_DIR
+from fairprobe.methods.hinter.oracle import build_model_under_test, model_factory
 from fairprobe.models.base import Prediction
 from fairprobe.runner import RunContext
-from fairprobe.text.mutate import Mutant, atomic_mutants, intersectional_mutants
+from fairprobe.shards import ShardWriter, remove_partial, shard_files, shard_name
+from fairprobe.text.mutate import Mutant
 
-
-def attribute_combinations(block: HInterBlock) -> list[tuple[str, ...]]:
-    """Attribute tuples of size 2..order, in the order the user gave the attributes."""
-    return [c for k in range(2, block.order + 1) for c in combinations(block.attributes, k)]
+__all__ = ["attribute_combinations", "check_attributes", "execute", "generate", "judge_chunk"]
 
 
 def check_attributes(dictionary: BiasDictionary, attributes: list[str]) -> None:
@@ -43,78 +49,43 @@ def check_attributes(dictionary: BiasDictionary, attributes: list[str]) -> None:
         )
 
 
-def generate(
-    record: Record, dictionary: BiasDictionary, block: HInterBlock, seed: int
-) -> tuple[list[Mutant], list[tuple[Mutant, tuple[Mutant, ...]]]]:
-    """Atomic mutants and (intersectional mutant, parents) pairs of one original, sampled when capped."""
-    atomic = [m for a in block.attributes for m in atomic_mutants(record.text, dictionary, a)]
-    inter = [
-        pair
-        for combo in attribute_combinations(block)
-        for pair in intersectional_mutants(record.text, dictionary, combo)
-    ]
-    cap = block.max_mutants_per_text
-    if cap is not None:
-        rng = random.Random(f"{seed}:{record.id}")
-        if len(inter) > cap:
-            inter = [inter[i] for i in sorted(rng.sample(range(len(inter)), cap))]
-        if len(atomic) > cap:
-            keep = {atomic[i].key for i in rng.sample(range(len(atomic)), cap)}
-            keep |= {p.key for _, parents in inter for p in parents}
-            atomic = [m for m in atomic if m.key in keep]
-    return atomic, inter
-
-
 def _labels(pred: Prediction | None) -> list[str] | None:
     return sorted(pred.labels) if pred is not None else None
 
 
-def process_batch(
-    records: list[Record],
-    dictionary: BiasDictionary,
-    block: HInterBlock,
-    seed: int,
-    checker: Any,
-    model: Any,
-    fluency: Any,
-) -> list[dict[str, Any]]:
-    """Findings for a batch of originals: one per mutant (atomic and intersectional)."""
-    generated = [(r, *generate(r, dictionary, block, seed)) for r in records]
-    # -- validate: the dependency invariant on every mutant ------------------------------------
-    pairs: list[tuple[str, str]] = []
-    for record, atomic, inter in generated:
-        pairs.extend((record.text, m.text) for m in atomic)
-        pairs.extend((record.text, m.text) for m, _ in inter)
-    verdicts = checker.check(pairs) if (checker is not None and pairs) else [True] * len(pairs)
-    # -- execute: originals + mutants that need an output, each distinct text once ---------------
-    valid_of: dict[tuple[str, str], bool] = {}
-    cursor = 0
-    for record, atomic, inter in generated:
-        for m in [*atomic, *(m for m, _ in inter)]:
-            valid_of[(record.id, m.key)] = verdicts[cursor]
-            cursor += 1
-    texts = [r.text for r in records]
-    for record, atomic, inter in generated:
-        for m in [*atomic, *(m for m, _ in inter)]:
-            if valid_of[(record.id, m.key)] or block.score_discarded:
+def texts_to_run(chunk: list[OriginalCases], score_discarded: bool) -> list[str]:
+    """Originals, then every mutant that needs an output (valid ones; all with ``score_discarded``),
+    each text once. Atomic parents are included in every piece (the hidden oracle needs them)."""
+    texts = [p.record.text for p in chunk]
+    for piece in chunk:
+        for m, ok in zip(piece.atomic, piece.atomic_valid, strict=True):
+            if ok or score_discarded:
                 texts.append(m.text)
-    outputs = dict(zip(texts, model.predict(texts), strict=True)) if texts else {}
-    scores: dict[str, float] = {}
-    if fluency is not None:  # originals, valid AND discarded mutants (RQ2 / RQ3.3 compare all three)
-        every = list(
-            dict.fromkeys(
-                [r.text for r in records]
-                + [m.text for _, a, i in generated for m in [*a, *(x for x, _ in i)]]
-            )
-        )
-        scores = dict(zip(every, fluency.score(every), strict=True))
-    # -- judge ------------------------------------------------------------------------------
+        for (m, _), ok in zip(piece.inter, piece.inter_valid, strict=True):
+            if ok or score_discarded:
+                texts.append(m.text)
+    return list(dict.fromkeys(texts))
+
+
+def judge_chunk(
+    chunk: list[OriginalCases],
+    outputs: dict[str, Prediction],
+    scores: dict[str, float],
+    score_discarded: bool,
+) -> list[dict[str, Any]]:
+    """Findings of a chunk, in order: per original, atomic mutants (first piece), then intersectional."""
     findings: list[dict[str, Any]] = []
-    for record, atomic, inter in generated:
-        batch = _Judged(record, outputs, valid_of, scores, block.score_discarded)
-        findings.extend(batch.finding(m, "atomic") for m in atomic)
-        findings.extend(batch.finding(m, "intersectional", parents) for m, parents in inter)
+    for piece in chunk:
+        judged = _Judged(piece.record, outputs, piece.valid_of(), scores, score_discarded)
+        if piece.emit_atomic:
+            findings.extend(judged.finding(m, "atomic") for m in piece.atomic)
+        findings.extend(judged.finding(m, "intersectional", parents) for m, parents in piece.inter)
     return findings
+
+
+def fluency_texts(chunk: list[OriginalCases]) -> list[str]:
+    """Originals, valid AND discarded mutants (RQ2 / RQ3.3 compare all three), each text once."""
+    return list(dict.fromkeys([p.record.text for p in chunk] + [m.text for p in chunk for m in p.mutants()]))
 
 
 class _Judged:
@@ -124,7 +95,7 @@ class _Judged:
         self,
         record: Record,
         outputs: dict[str, Prediction],
-        valid_of: dict[tuple[str, str], bool],
+        valid_of: dict[str, bool],
         scores: dict[str, float],
         score_discarded: bool,
     ):
@@ -136,7 +107,7 @@ class _Judged:
         self.score_discarded = score_discarded
 
     def _valid(self, m: Mutant) -> bool:
-        return self.valid_of.get((self.record.id, m.key), False)
+        return self.valid_of.get(m.key, False)
 
     def _benign(self, m: Mutant) -> bool:
         """Valid, and M(m) = O[c] (line 28)."""
@@ -183,28 +154,71 @@ def execute(block: HInterBlock, ctx: RunContext) -> None:
     )
     dictionary = load_dictionary(block.dictionary)
     check_attributes(dictionary, block.attributes)
-    model, oracle_info = build_model_under_test(block, ctx, dataset)
-    checker = None
-    if block.invariant:
-        from fairprobe.text.invariant import InvariantChecker
+    executor = make_executor(block.executor, address=block.ray_address, log=ctx.log)
+    try:
+        _run_shards(block, ctx, dataset, dictionary, executor)
+    finally:
+        executor.close()
 
-        checker = InvariantChecker(block.spacy_model, processes=block.processes)
-        ctx.record_info(parser=checker.model_name)
+
+def _run_shards(
+    block: HInterBlock, ctx: RunContext, dataset: Dataset, dictionary: BiasDictionary, executor: Any
+) -> None:
+    """Shard the originals (``batch_originals`` per shard, fixed by the spec), skip finished shards,
+    and let the executor generate + validate each shard's chunks while this process runs the model
+    (cached), judges, and writes the shard's Parquet file."""
+    if executor.name == "local":
+        model, oracle_info = build_model_under_test(block, ctx, dataset)
+    else:  # batches run as executor tasks; the driver keeps the cache in front of them
+        factory, oracle_info = model_factory(block, ctx.seed, dataset)
+        remote = executor.classifier(
+            factory, factory().fingerprint, batch=block.model_batch, concurrency=block.model_concurrency
+        )
+        model = ctx.wrap_classifier(remote, chunk_size=block.model_batch * block.model_concurrency)
+    if block.invariant:
+        processes = block.processes if executor.name == "local" else 1
+        ctx.record_info(parser=invariant_checker(block.spacy_model, processes).model_name)
     fluency = _fluency_scorer(block)
     ctx.record_info(
-        oracle=oracle_info, dictionary=block.dictionary or "packaged", attributes=block.attributes
+        oracle=oracle_info,
+        dictionary=block.dictionary or "packaged",
+        attributes=block.attributes,
+        executor=executor.info(),
     )
-    done = {k[len("done:") :] for k in ctx.store.state_keys("done:")}
-    todo = [r for r in dataset.records if r.id not in done]
+    folder = ctx.run_dir / SHARDS_DIR
+    remove_partial(folder)
+    records = dataset.records
+    size = block.batch_originals
+    plan = [(i, records[start : start + size]) for i, start in enumerate(range(0, len(records), size))]
+    present = {p.name for p in shard_files(folder)}
+    done = {i for i, _ in plan if ctx.store.get_state(f"shard:{i}") is not None and shard_name(i) in present}
+    todo = [(i, batch) for i, batch in plan if i not in done]
     ctx.log(
-        f"{len(dataset.records)} originals ({len(done)} done); attributes {', '.join(block.attributes)}; order {block.order}"
+        f"{len(records)} originals in {len(plan)} shards ({len(done)} done); attributes "
+        f"{', '.join(block.attributes)}; order {block.order}; executor {executor.name}"
     )
-    with ctx.progress("originals", len(todo)) as bar:
-        for start in range(0, len(todo), block.batch_originals):
-            batch = todo[start : start + block.batch_originals]
-            findings = process_batch(batch, dictionary, block, ctx.seed, checker, model, fluency)
-            ctx.add_findings(findings, state={f"done:{r.id}": True for r in batch})
-            bar.advance(len(batch))
+    with ctx.progress("originals", sum(len(b) for _, b in todo)) as bar:
+
+        def consume(index: int, chunks: Iterator[list[OriginalCases]]) -> None:
+            writer = ShardWriter(folder, index, FINDING_SCHEMA)
+            try:
+                for chunk in chunks:
+                    texts = texts_to_run(chunk, block.score_discarded)
+                    outputs = dict(zip(texts, model.predict(texts), strict=True))
+                    scores: dict[str, float] = {}
+                    if fluency is not None:
+                        every = fluency_texts(chunk)
+                        scores = dict(zip(every, fluency.score(every), strict=True))
+                    writer.write(judge_chunk(chunk, outputs, scores, block.score_discarded))
+            except BaseException:
+                writer.abort()
+                raise
+            writer.close()
+            ctx.store.set_state(f"shard:{index}", {"findings": writer.rows})
+            bar.advance(len(plan[index][1]))
+
+        processes = block.processes if executor.name == "local" else 1
+        executor.run_shards(shard_cases, todo, (dictionary, block, ctx.seed, processes), consume)
 
 
 def _fluency_scorer(block: HInterBlock) -> Any:

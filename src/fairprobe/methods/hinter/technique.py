@@ -5,6 +5,7 @@ from __future__ import annotations
 from fairprobe.methods.hinter.analysis import analyse
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.cli import add_commands
+from fairprobe.methods.hinter.findings import FINDING_SCHEMA
 from fairprobe.methods.hinter.pipeline import execute
 from fairprobe.registry import Technique
 
@@ -33,4 +34,5 @@ TECHNIQUE = Technique(
     model_uri=lambda b: b.model,
     example=EXAMPLE,
     cli=add_commands,
+    finding_schema=FINDING_SCHEMA,
 )

@@ -1,0 +1,40 @@
+"""Where a technique's sharded work runs: in this process (``local``) or on a Ray cluster (``ray``).
+
+Both executors offer the same two operations, so a pipeline is written once:
+
+- :meth:`run_shards` — run a generator function over shards of work and hand each shard's chunks,
+  in shard order, to a ``consume`` callback on the driver (which judges and writes them). A shard
+  whose worker is lost is started again from its beginning; ``consume`` must therefore write a
+  shard atomically (see :class:`fairprobe.shards.ShardWriter`).
+- :meth:`classifier` — a model under test callable from the driver, whose batches run where the
+  executor runs work (with at most ``concurrency`` batches in flight per model endpoint).
+
+Results never depend on the executor: shards are fixed before anything runs and consumed in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fairprobe.errors import UsageError
+from fairprobe.executors.base import Executor, LocalExecutor
+
+EXECUTORS = ("local", "ray")
+
+
+def make_executor(
+    kind: str, *, address: str | None = None, log: Callable[[str], None] | None = None, **options: Any
+) -> Executor:
+    """The executor named ``kind``: ``local``, or ``ray`` (joins ``address`` / ``RAY_ADDRESS``, else
+    starts a local Ray cluster)."""
+    if kind == "local":
+        return LocalExecutor()
+    if kind == "ray":
+        from fairprobe.executors.raycluster import RayExecutor
+
+        return RayExecutor(address=address, log=log, **options)
+    raise UsageError(f"unknown executor '{kind}'; use one of {', '.join(EXECUTORS)}")
+
+
+__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "make_executor"]

@@ -1,0 +1,33 @@
+"""The layout of HInter's findings in Parquet shards (the typed columns beside each JSON line).
+
+Every HInter finding is one row of ``<run>/findings/shard-NNNNNN.parquet`` (see
+:mod:`fairprobe.shards`); these are the columns typed for metrics and queries. Absent optional
+fields (``false_positive`` without ``score_discarded``, ``fluency`` without a scorer) are null.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from fairprobe.shards import SHARDS_DIR
+
+FINDING_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("original_id", pa.string()),
+        ("kind", pa.string()),
+        ("order", pa.int32()),
+        ("attributes", pa.list_(pa.string())),
+        ("key", pa.string()),
+        ("valid", pa.bool_()),
+        ("biased", pa.bool_()),
+        ("hidden", pa.bool_()),
+        ("original_output", pa.list_(pa.string())),
+        ("mutant_output", pa.list_(pa.string())),
+        ("false_positive", pa.bool_()),
+        ("fluency", pa.float64()),
+        ("original_fluency", pa.float64()),
+    ]
+)
+
+__all__ = ["FINDING_SCHEMA", "SHARDS_DIR"]

@@ -1,0 +1,161 @@
+"""Findings as per-shard Parquet files, written as shards finish and read back column by column.
+
+A technique that can produce millions of findings (HInter) writes each shard of its work to
+``<run>/findings/shard-NNNNNN.parquet`` instead of the SQLite findings table. A shard file is
+written to a hidden temporary name and renamed when complete, so a file that exists is whole; the
+run store records the shard as done only after the rename, so a killed run recomputes at most the
+shards in flight. Every file holds:
+
+- ``finding`` — the finding as the exact JSON line ``findings.jsonl`` gets (the canonical output);
+- typed copies of the fields the technique names in its schema (``kind``, ``valid``, ...), so
+  summaries and ad-hoc queries (DuckDB: ``SELECT kind, avg(biased::int) FROM 'findings/*.parquet'
+  GROUP BY kind``) read a few columns instead of parsing JSON.
+
+:class:`FindingsTable` is the read side, over shard files or over an in-memory list (small runs and
+tests): whole columns for metrics, filtered rows for examples, JSON lines in order for
+``findings.jsonl``. Memory stays bounded by the columns asked for, whatever the run size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+FINDING = "finding"
+"""Column that holds each finding's JSON line."""
+
+SHARD_PREFIX = "shard-"
+
+SHARDS_DIR = "findings"
+"""Folder of a run directory that holds the shard files."""
+
+
+def shard_name(index: int) -> str:
+    return f"{SHARD_PREFIX}{index:06d}.parquet"
+
+
+def _record_batch(findings: list[dict[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
+    columns: dict[str, list[Any]] = {FINDING: [json.dumps(f, ensure_ascii=False) for f in findings]}
+    for field in schema:
+        if field.name != FINDING:
+            columns[field.name] = [f.get(field.name) for f in findings]
+    return pa.RecordBatch.from_pydict(columns, schema=schema)
+
+
+def full_schema(typed: pa.Schema) -> pa.Schema:
+    """The file schema: the JSON column first, then the technique's typed columns."""
+    return pa.schema([pa.field(FINDING, pa.string(), nullable=False), *typed])
+
+
+class ShardWriter:
+    """Writes one shard file incrementally (row group per ``write``), renamed into place on ``close``."""
+
+    def __init__(self, folder: Path, index: int, typed: pa.Schema):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / shard_name(index)
+        self._tmp = folder / f".{self.path.name}.{os.getpid()}.tmp"
+        self.schema = full_schema(typed)
+        self._writer = pq.ParquetWriter(self._tmp, self.schema, compression="zstd")
+        self.rows = 0
+
+    def write(self, findings: list[dict[str, Any]]) -> None:
+        if findings:
+            self._writer.write_batch(_record_batch(findings, self.schema))
+            self.rows += len(findings)
+
+    def close(self) -> Path:
+        self._writer.close()
+        os.replace(self._tmp, self.path)
+        return self.path
+
+    def abort(self) -> None:
+        """Drop a shard that could not be finished (its temporary file is removed)."""
+        try:
+            self._writer.close()
+        finally:
+            self._tmp.unlink(missing_ok=True)
+
+
+def remove_partial(folder: Path) -> int:
+    """Delete temporary files left by a killed writer; returns how many were removed."""
+    if not folder.is_dir():
+        return 0
+    stale = list(folder.glob(f".{SHARD_PREFIX}*.tmp"))
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return len(stale)
+
+
+def shard_files(folder: Path) -> list[Path]:
+    """Complete shard files, in shard order."""
+    return sorted(folder.glob(f"{SHARD_PREFIX}*.parquet")) if folder.is_dir() else []
+
+
+class FindingsTable:
+    """Findings read by column: from shard files (one file at a time) or from a list (in memory)."""
+
+    def __init__(self, parts: list[Path] | pa.Table, typed: pa.Schema):
+        self._parts = parts
+        self.schema = full_schema(typed)
+        if isinstance(parts, pa.Table):
+            self._count = parts.num_rows
+        else:
+            self._count = sum(pq.ParquetFile(p).metadata.num_rows for p in parts)
+
+    @classmethod
+    def from_files(cls, files: list[Path], typed: pa.Schema) -> FindingsTable:
+        return cls(list(files), typed)
+
+    @classmethod
+    def from_dicts(cls, findings: Iterable[dict[str, Any]], typed: pa.Schema) -> FindingsTable:
+        schema = full_schema(typed)
+        batch = _record_batch(list(findings), schema)
+        return cls(pa.Table.from_batches([batch], schema=schema), typed)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _tables(self, names: list[str]) -> Iterator[pa.Table]:
+        if isinstance(self._parts, pa.Table):
+            yield self._parts.select(names)
+            return
+        for path in self._parts:
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=8192, columns=names):
+                yield pa.Table.from_batches([batch])
+
+    def columns(self, names: list[str]) -> pa.Table:
+        """Typed columns of every finding, in order."""
+        if isinstance(self._parts, pa.Table):
+            return self._parts.select(names)
+        tables = [pq.read_table(p, columns=names) for p in self._parts]
+        return pa.concat_tables(tables) if tables else self.schema.empty_table().select(names)
+
+    def json_lines(self, where: pc.Expression | None = None, needs: list[str] = ()) -> Iterator[str]:
+        """Each finding's JSON line, in order (only those matching ``where``, an expression over the
+        typed columns ``needs``); one record batch in memory at a time."""
+        for table in self._tables([FINDING, *needs]):
+            if where is not None:
+                table = table.filter(where)
+            yield from table.column(FINDING).to_pylist()
+
+    def rows(
+        self, where: pc.Expression | None = None, needs: list[str] = (), limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Whole findings (parsed JSON) matching ``where``, in order, at most ``limit``."""
+        out: list[dict[str, Any]] = []
+        for line in self.json_lines(where, needs):
+            if limit is not None and len(out) >= limit:
+                break
+            out.append(json.loads(line))
+        return out
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for line in self.json_lines():
+            yield json.loads(line)
