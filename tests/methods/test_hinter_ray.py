@@ -1,0 +1,213 @@
+"""HInter on a real two-node Ray cluster (head + one worker node joined over loopback), issue 8.
+
+Every campaign here is compared with the same campaign run by the local executor, row for row
+(``findings.jsonl`` byte for byte): on the two-node cluster, with a ``py:`` model that exists only in
+the driver's working directory, after a worker process is SIGKILLed mid-shard, and after the driver
+itself is SIGKILLed and the command is run again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'fairprobe[ray]')")
+psutil = pytest.importorskip("psutil")
+
+BIN = Path(sys.executable).parent
+CAMPAIGN = [
+    "--data",
+    "imdb-sample",
+    "--limit",
+    "12",
+    "--attributes",
+    "race,gender,body",
+    "--max-mutants-per-text",
+    "24",
+    "--batch-originals",
+    "2",
+    "--chunk-mutants",
+    "20",  # smaller than one original's mutants: pieces of an original travel in separate chunks
+]
+
+UNFAIR_MODEL = '''
+import re
+
+def predict(texts):
+    """Negative whenever a text mentions women: gender mutants flip it."""
+    return ["NEG" if re.search(r"\\bwom[ae]n\\b", t, re.I) else "POS" for t in texts]
+'''
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# `ray start --head` turns on token authentication (Ray >= 2.5x); every node and driver then needs it.
+AUTH = {"RAY_AUTH_MODE": "token"}
+
+
+def _ray(*args: str) -> None:
+    env = {**os.environ, **AUTH}
+    done = subprocess.run([str(BIN / "ray"), *args], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A head node and a worker node on this machine, one CPU each; the address to join."""
+    port = _free_port()
+    address = f"127.0.0.1:{port}"
+    common = ["--num-cpus=1", "--node-ip-address=127.0.0.1", "--disable-usage-stats"]
+    _ray("start", "--head", f"--port={port}", "--include-dashboard=false", *common)
+    try:
+        _ray("start", f"--address={address}", *common)
+        yield address
+    finally:
+        subprocess.run(
+            [str(BIN / "ray"), "stop", "--force"],
+            capture_output=True,
+            timeout=120,
+            env={**os.environ, **AUTH},
+        )
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["FAIRPROBE_CACHE"] = "off"  # every run really calls the model
+    env.update(AUTH)
+    return env
+
+
+def _hinter(out: Path, *extra: str, model: str = "embedded:imdb-sentiment") -> list[str]:
+    return [str(BIN / "fairprobe"), "hinter", "--model", model, *CAMPAIGN, "--out", str(out), *extra]
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The campaign on the local executor: what every Ray run must reproduce."""
+    root = tmp_path_factory.mktemp("local")
+    _run(_hinter(root / "run"), root, _env(root))
+    return root / "run"
+
+
+def _same_findings(run: Path, reference: Path) -> None:
+    got = (run / "findings.jsonl").read_bytes()
+    want = (reference / "findings.jsonl").read_bytes()
+    assert got == want, "findings differ from the local executor's"
+    assert (
+        json.loads((run / "summary.json").read_text())["metrics"]
+        == json.loads((reference / "summary.json").read_text())["metrics"]
+    )
+
+
+def test_two_node_cluster_gives_the_local_findings_row_for_row(cluster, reference, tmp_path):
+    _run(_hinter(tmp_path / "run", "--executor", "ray", "--ray-address", cluster), tmp_path, _env(tmp_path))
+    _same_findings(tmp_path / "run", reference)
+    summary = json.loads((tmp_path / "run/summary.json").read_text())
+    assert summary["executor"] == {"kind": "ray", "address": cluster, "nodes": 2, "cpus": 2}
+    shards = sorted(p.name for p in (tmp_path / "run/findings").glob("*.parquet"))
+    assert shards == [f"shard-{i:06d}.parquet" for i in range(6)]  # 12 originals, 2 per shard
+    findings = [json.loads(x) for x in (tmp_path / "run/findings.jsonl").read_text().splitlines()]
+    assert any(f["biased"] for f in findings) and any(f["kind"] == "intersectional" for f in findings)
+
+
+def test_a_py_model_in_the_driver_working_directory_imports_on_every_node(cluster, tmp_path):
+    (tmp_path / "unfair_model.py").write_text(UNFAIR_MODEL)
+    env = _env(tmp_path)
+    local = _hinter(tmp_path / "local", model="py:unfair_model:predict")
+    _run(local, tmp_path, env)
+    remote = _hinter(
+        tmp_path / "ray",
+        "--executor",
+        "ray",
+        "--ray-address",
+        cluster,
+        model="py:unfair_model:predict",
+    )
+    _run(remote, tmp_path, env)
+    _same_findings(tmp_path / "ray", tmp_path / "local")
+    findings = [json.loads(x) for x in (tmp_path / "ray/findings.jsonl").read_text().splitlines()]
+    flipped = [f for f in findings if f["biased"]]
+    assert flipped, "gender mutants flip the planted model"
+    for f in findings:  # every output is the planted rule's, computed on the worker nodes
+        if f["mutant_output"] is not None:
+            assert f["mutant_output"] == (["NEG"] if re.search(r"\bwom[ae]n\b", f["text"], re.I) else ["POS"])
+
+
+def _shard_workers() -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        title = " ".join(proc.info.get("cmdline") or []) or proc.info.get("name") or ""
+        if title.startswith("ray::fairprobe_shard"):
+            found.append(proc)
+    return found
+
+
+def test_a_worker_killed_mid_shard_is_replaced_and_the_findings_equal_the_local_run(
+    cluster, reference, tmp_path
+):
+    cmd = _hinter(tmp_path / "run", "--executor", "ray", "--ray-address", cluster)
+    proc = subprocess.Popen(
+        cmd, cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    killed = None
+    deadline = time.monotonic() + 300
+    while killed is None and proc.poll() is None and time.monotonic() < deadline:
+        for worker in _shard_workers():
+            worker.send_signal(signal.SIGKILL)
+            killed = worker.pid
+            break
+        time.sleep(0.02)
+    out, err = proc.communicate(timeout=600)
+    assert killed is not None, "no shard task was seen running"
+    assert proc.returncode == 0, err[-3000:]
+    assert "lost its worker" in err and "starting it again" in err
+    _same_findings(tmp_path / "run", reference)
+
+
+def test_a_killed_driver_resumes_without_recomputing_finished_shards(cluster, reference, tmp_path):
+    cmd = _hinter(tmp_path / "run", "--executor", "ray", "--ray-address", cluster)
+    env = _env(tmp_path)
+    folder = tmp_path / "run/findings"
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while not list(folder.glob("shard-*.parquet")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before the driver could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with sqlite3.connect(tmp_path / "run/run.db") as db:
+        marked = {
+            int(k.split(":")[1]) for (k,) in db.execute("SELECT key FROM state WHERE key LIKE 'shard:%'")
+        }
+    before = {
+        p.name: (p.stat().st_ino, p.stat().st_mtime_ns)
+        for p in folder.glob("shard-*.parquet")
+        if int(p.stem.split("-")[1]) in marked
+    }
+    assert 0 < len(before) < 6
+    done = _run(cmd, tmp_path, env)
+    assert f"in 6 shards ({len(before)} done)" in done.stderr
+    after = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in folder.glob("shard-*.parquet")}
+    assert all(after[name] == stamp for name, stamp in before.items()), "a finished shard was recomputed"
+    assert not list(folder.glob(".shard-*")), "a half-written shard was left behind"
+    _same_findings(tmp_path / "run", reference)
