@@ -1,6 +1,10 @@
 """HInter's generate → validate → execute → judge pipeline (shared/seeds/hinter.txt, Algorithms 1–2).
 
-For each original text c (processed in resumable batches):
+The originals are cut into shards of ``batch_originals`` (fixed by the spec, the unit of resume and
+of one Parquet file). Stages 1–2 run where the executor runs shards (this process, or a Ray task
+per shard: :mod:`fairprobe.methods.hinter.cases`), streaming chunks of validated mutants; stages
+3–4 run in the driver, which keeps the response cache, so results never depend on the executor.
+For each original text c:
 
 1. **generate** — atomic mutants per attribute (Algorithm 2) and, for every combination of 2..``order``
    attributes, intersectional mutants with their atomic parents (Algorithm 1 lines 10–17: t1, t2 and

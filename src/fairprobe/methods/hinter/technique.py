@@ -21,6 +21,9 @@ hinter:
   # score_discarded: false            # count false positives of discarded mutants (RQ3.2)
   # dictionary: my_pairs.csv          # header attribute,word,replacement
   # fluency: embedded:smollm2         # grammatical validity of texts (RQ2)
+  # executor: ray                     # shards on a Ray cluster (fairprobe[ray]); default local
+  # ray_address: HEAD:6379            # else RAY_ADDRESS, else a local cluster
+  # batch_originals: 16               # originals per shard (one Parquet file, the resume unit)
   thresholds:
     - "error_rate.intersectional > 0.10"
 """
