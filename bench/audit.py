@@ -57,6 +57,9 @@ def main() -> None:
     ap.add_argument("--dual-lr", type=float, default=0.5, help="gradient-ascent rate of the multipliers")
     ap.add_argument("--lam", type=float, default=0.01, help="C-ERM score tolerance λ")
     ap.add_argument("--base", default="ridge", choices=["ridge", "knn"], help="base scorer of the surrogate")
+    ap.add_argument(
+        "--constraints", default="sum", choices=["sum", "mean"], help="Lagrangian constraint weighting"
+    )
     args = ap.parse_args()
     pool = build_pool(load_source("adult", None, None, "sex", 0), ">50K", pool_size=args.pool_size, seed=0)
     scores = score_texts(pool.texts, FLIP["a"])
@@ -83,6 +86,7 @@ def main() -> None:
                     lr=args.cerm_lr,
                     lam=args.lam,
                     dual_lr=args.dual_lr,
+                    constraints=args.constraints,
                 ),
             )
             res = run_audit(pool, inputs, lambda i: scores[i], cfg, seed, true_value=true)

@@ -78,14 +78,13 @@ def count_mutants(rows, attributes: list[str], order: int, cache: Path) -> list[
     from fairprobe.datasets import Record
     from fairprobe.lexicons.dictionary import load_dictionary
     from fairprobe.methods.hinter.block import HInterBlock
-    from fairprobe.methods.hinter.cases import generate
+    from fairprobe.methods.hinter.cases import count_generated
 
     dictionary = load_dictionary()
     block = HInterBlock(model="-", attributes=attributes, order=order)
     counts = []
     for rid, _, text in rows:
-        atomic, inter = generate(Record(rid, text, None), dictionary, block, 0)
-        counts.append(len(atomic) + len(inter))
+        counts.append(count_generated(Record(rid, text, None), dictionary, block))
     known[key] = counts
     cache.write_text(json.dumps(known))
     return counts

@@ -194,3 +194,43 @@ def test_sampling_is_seeded_and_keeps_algorithm_order(packaged: BiasDictionary) 
     assert len(atomic) == 5 and {m.key for m in atomic} <= {
         m.key for m in atomic_mutants(text, packaged, "race")
     }
+
+
+def test_lazy_and_counted_intersections_agree_with_the_list(packaged: BiasDictionary) -> None:
+    from fairprobe.text.mutate import count_intersectional, iter_intersectional_mutants
+
+    text = "The old white man and his young Black wife met an Asian woman and a tall boy."
+    combo = ("race", "gender", "body")
+    full = intersectional_mutants(text, packaged, combo)
+    assert len(full) > 1000  # order 3 explodes: why they are built one at a time
+    lazy = iter_intersectional_mutants(text, packaged, combo)
+    assert next(lazy) == full[0] and list(lazy) == full[1:]
+    assert count_intersectional(text, packaged, combo) == len(full)
+    picked = {3, 17, len(full) - 1}
+    assert list(iter_intersectional_mutants(text, packaged, combo, indices=picked)) == [
+        full[i] for i in sorted(picked)
+    ]
+
+
+def test_hinter_pieces_never_change_the_findings_order() -> None:
+    """Chunking an original's mutants into pieces is an execution setting: same mutants, same order."""
+    from fairprobe.datasets import Record
+    from fairprobe.methods.hinter.block import HInterBlock
+    from fairprobe.methods.hinter.cases import generate, shard_cases
+
+    dictionary = load_dictionary()
+    records = [
+        Record("a", "The white man and his wife loved it.", None),
+        Record("b", "No people here.", None),
+        Record("c", "An Asian woman and a tall old man argued.", None),
+    ]
+    block = HInterBlock(model="-", attributes=["race", "gender", "body"], order=3, invariant=False)
+    expected = []
+    for r in records:
+        atomic, inter = generate(r, dictionary, block, 0)
+        expected += [(r.id, m.key) for m in atomic] + [(r.id, m.key) for m, _ in inter]
+    for cap in (1, 7, 100, 100_000):
+        chunks = list(shard_cases(records, dictionary, block.model_copy(update={"chunk_mutants": cap}), 0, 1))
+        got = [(p.record.id, m.key) for chunk in chunks for p in chunk for m in p.mutants()]
+        assert got == expected
+        assert all(sum(len(p.inter) for p in chunk) <= cap for chunk in chunks)

@@ -35,12 +35,22 @@ import functools
 import itertools
 import random
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from fairprobe.errors import UsageError
 from fairprobe.lexicons.dictionary import BiasDictionary, normalise_term
 
-__all__ = ["Replacement", "Mutant", "atomic_mutants", "intersectional_mutants", "find_terms", "match_case"]
+__all__ = [
+    "Replacement",
+    "Mutant",
+    "atomic_mutants",
+    "intersectional_mutants",
+    "iter_intersectional_mutants",
+    "count_intersectional",
+    "find_terms",
+    "match_case",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +267,86 @@ def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
     return any(span[0] < e and s < span[1] for s, e in taken)
 
 
+class _Intersections:
+    """Valid combinations of one pair per attribute in a text (spans only, enumerated lazily)."""
+
+    def __init__(self, text: str, dictionary: BiasDictionary, attributes: tuple[str, ...]):
+        attributes = tuple(attributes)
+        if len(attributes) < 2 or len(set(attributes)) != len(attributes):
+            raise UsageError(
+                f"intersectional mutants need two or more distinct attributes, got {attributes!r}; "
+                "use atomic_mutants for a single attribute."
+            )
+        self.text = text
+        self.attributes = attributes
+        self.matchers = [_matcher(dictionary, a) for a in attributes]
+        self.founds = [m.find(text) for m in self.matchers]
+        self.choices = [m.choices(f) for m, f in zip(self.matchers, self.founds, strict=True)]
+        self._parents: dict[tuple[int, int], Mutant] = {}
+
+    def combos(self) -> Iterator[tuple[tuple[int, ...], list[list[tuple[int, int]]]]]:
+        """``(choice index per attribute, occurrences rewritten per attribute)`` of each valid
+        combination, in dictionary order (the first attribute varies slowest)."""
+        if any(not c for c in self.choices):
+            return
+        for combo in itertools.product(*(range(len(c)) for c in self.choices)):
+            taken: list[tuple[int, int]] = []
+            per_attr: list[list[tuple[int, int]]] = []
+            for level, index in enumerate(combo):
+                key = self.choices[level][index][0]
+                occ = [sp for sp in self.founds[level][key] if not _overlaps(sp, taken)]
+                if not occ:
+                    break
+                per_attr.append(occ)
+                taken.extend(occ)
+            else:
+                yield combo, per_attr
+
+    def parent(self, level: int, index: int) -> Mutant:
+        if (level, index) not in self._parents:
+            key, repl = self.choices[level][index]
+            word = self.matchers[level].word_form[key]
+            new_text, spans = _apply(self.text, _edits(self.text, self.founds[level][key], word, repl))
+            self._parents[(level, index)] = Mutant(
+                new_text, (Replacement(self.attributes[level], word, repl),), spans
+            )
+        return self._parents[(level, index)]
+
+    def mutant(
+        self, combo: tuple[int, ...], per_attr: list[list[tuple[int, int]]]
+    ) -> tuple[Mutant, tuple[Mutant, ...]]:
+        edits: list[tuple[int, int, str]] = []
+        replacements: list[Replacement] = []
+        for level, (index, occ) in enumerate(zip(combo, per_attr, strict=True)):
+            key, repl = self.choices[level][index]
+            word = self.matchers[level].word_form[key]
+            edits.extend(_edits(self.text, occ, word, repl))
+            replacements.append(Replacement(self.attributes[level], word, repl))
+        new_text, spans = _apply(self.text, edits)
+        parents = tuple(self.parent(level, index) for level, index in enumerate(combo))
+        return Mutant(new_text, tuple(replacements), spans), parents
+
+
+def count_intersectional(text: str, dictionary: BiasDictionary, attributes: tuple[str, ...]) -> int:
+    """How many intersectional mutants :func:`intersectional_mutants` gives (no text is built)."""
+    return sum(1 for _ in _Intersections(text, dictionary, attributes).combos())
+
+
+def iter_intersectional_mutants(
+    text: str,
+    dictionary: BiasDictionary,
+    attributes: tuple[str, ...],
+    *,
+    indices: set[int] | None = None,
+) -> Iterator[tuple[Mutant, tuple[Mutant, ...]]]:
+    """:func:`intersectional_mutants` one at a time (memory: one mutant, whatever their number);
+    with ``indices``, only the combinations at those positions of the full sequence."""
+    found = _Intersections(text, dictionary, attributes)
+    for i, (combo, per_attr) in enumerate(found.combos()):
+        if indices is None or i in indices:
+            yield found.mutant(combo, per_attr)
+
+
 def intersectional_mutants(
     text: str,
     dictionary: BiasDictionary,
@@ -273,56 +363,8 @@ def intersectional_mutants(
     dictionary order (the first attribute varies slowest); ``max_mutants`` keeps a seeded random
     subset of the valid combinations.
     """
-    attributes = tuple(attributes)
-    if len(attributes) < 2 or len(set(attributes)) != len(attributes):
-        raise UsageError(
-            f"intersectional mutants need two or more distinct attributes, got {attributes!r}; "
-            "use atomic_mutants for a single attribute."
-        )
-    matchers = [_matcher(dictionary, a) for a in attributes]
-    founds = [m.find(text) for m in matchers]
-    choices = [m.choices(f) for m, f in zip(matchers, founds, strict=True)]
-    if any(not c for c in choices):
-        return []
-
-    # Valid combinations first (cheap: spans only), then texts for the sampled ones.
-    combos: list[tuple[tuple[int, ...], list[list[tuple[int, int]]]]] = []
-    for combo in itertools.product(*(range(len(c)) for c in choices)):
-        taken: list[tuple[int, int]] = []
-        per_attr: list[list[tuple[int, int]]] = []
-        for level, index in enumerate(combo):
-            key = choices[level][index][0]
-            occ = [sp for sp in founds[level][key] if not _overlaps(sp, taken)]
-            if not occ:
-                break
-            per_attr.append(occ)
-            taken.extend(occ)
-        else:
-            combos.append((combo, per_attr))
-
-    atomic_cache: dict[tuple[int, int], Mutant] = {}
-
-    def parent(level: int, index: int) -> Mutant:
-        if (level, index) not in atomic_cache:
-            key, repl = choices[level][index]
-            word = matchers[level].word_form[key]
-            new_text, spans = _apply(text, _edits(text, founds[level][key], word, repl))
-            atomic_cache[(level, index)] = Mutant(
-                new_text, (Replacement(attributes[level], word, repl),), spans
-            )
-        return atomic_cache[(level, index)]
-
-    out: list[tuple[Mutant, tuple[Mutant, ...]]] = []
-    for i in _sample(len(combos), max_mutants, seed):
-        combo, per_attr = combos[i]
-        edits: list[tuple[int, int, str]] = []
-        replacements: list[Replacement] = []
-        for level, (index, occ) in enumerate(zip(combo, per_attr, strict=True)):
-            key, repl = choices[level][index]
-            word = matchers[level].word_form[key]
-            edits.extend(_edits(text, occ, word, repl))
-            replacements.append(Replacement(attributes[level], word, repl))
-        new_text, spans = _apply(text, edits)
-        parents = tuple(parent(level, index) for level, index in enumerate(combo))
-        out.append((Mutant(new_text, tuple(replacements), spans), parents))
-    return out
+    if max_mutants is None:
+        return list(iter_intersectional_mutants(text, dictionary, attributes))
+    n = count_intersectional(text, dictionary, attributes)
+    keep = set(_sample(n, max_mutants, seed))
+    return list(iter_intersectional_mutants(text, dictionary, attributes, indices=keep))

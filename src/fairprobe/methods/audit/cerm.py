@@ -56,6 +56,11 @@ class CermConfig:
     neighbours: int = 8
     knn_temperature: float = 0.05
     threshold: float = 0.5
+    constraints: str = "sum"
+    """``sum`` (the paper): the Lagrangian adds λ_i·g_i for every sampled constraint, so its pull
+    grows with the number of queries; ``mean``: each g_i is divided by the number sampled, so the
+    pull stays comparable to the O(1) objective. Both define the same version space (a positive
+    rescaling of an inequality constraint does not change its feasible set)."""
 
 
 @dataclass
@@ -130,6 +135,8 @@ class CermSolver:
                 loss = -sign * smooth.value(_scatter(h, sample), sample)
                 pick = torch.as_tensor(rng.choice(len(idx), min(len(idx), cfg.batch), replace=False))
                 violation = (h(index[pick]) - target[pick]).abs() - cfg.lam
+                if cfg.constraints == "mean":
+                    violation = violation / len(pick)
                 state = cooper.ConstraintState(violation=violation, constraint_features=pick)
                 return cooper.CMPState(loss=loss, observed_constraints={self.fit: state})
 

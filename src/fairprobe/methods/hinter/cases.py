@@ -18,13 +18,13 @@ import functools
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, islice
 from typing import Any
 
 from fairprobe.datasets import Record
 from fairprobe.lexicons.dictionary import BiasDictionary
 from fairprobe.methods.hinter.block import HInterBlock
-from fairprobe.text.mutate import Mutant, atomic_mutants, intersectional_mutants
+from fairprobe.text.mutate import Mutant, atomic_mutants, count_intersectional, iter_intersectional_mutants
 
 
 def attribute_combinations(block: HInterBlock) -> list[tuple[str, ...]]:
@@ -32,26 +32,52 @@ def attribute_combinations(block: HInterBlock) -> list[tuple[str, ...]]:
     return [c for k in range(2, block.order + 1) for c in combinations(block.attributes, k)]
 
 
+def generate_lazy(
+    record: Record, dictionary: BiasDictionary, block: HInterBlock, seed: int
+) -> tuple[list[Mutant], Iterator[tuple[Mutant, tuple[Mutant, ...]]]]:
+    """Atomic mutants (a list) and (intersectional mutant, parents) pairs (an iterator) of one original.
+
+    Without ``max_mutants_per_text`` the intersectional mutants are built one at a time, so an
+    original with 300,000 order-3 mutants never holds them all. With it, a seeded sample of at most
+    that many per kind is drawn (the parents of kept intersectional mutants are always kept).
+    """
+    text = record.text
+    atomic = [m for a in block.attributes for m in atomic_mutants(text, dictionary, a)]
+    combos = attribute_combinations(block)
+    cap = block.max_mutants_per_text
+    if cap is None:
+        lazy = (pair for combo in combos for pair in iter_intersectional_mutants(text, dictionary, combo))
+        return atomic, lazy
+    counts = [count_intersectional(text, dictionary, combo) for combo in combos]
+    rng = random.Random(f"{seed}:{record.id}")
+    chosen = set(rng.sample(range(sum(counts)), cap)) if sum(counts) > cap else None
+    inter: list[tuple[Mutant, tuple[Mutant, ...]]] = []
+    offset = 0
+    for combo, n in zip(combos, counts, strict=True):
+        local = None if chosen is None else {i - offset for i in chosen if offset <= i < offset + n}
+        if local is None or local:
+            inter.extend(iter_intersectional_mutants(text, dictionary, combo, indices=local))
+        offset += n
+    if len(atomic) > cap:
+        keep = {atomic[i].key for i in rng.sample(range(len(atomic)), cap)}
+        keep |= {p.key for _, parents in inter for p in parents}
+        atomic = [m for m in atomic if m.key in keep]
+    return atomic, iter(inter)
+
+
 def generate(
     record: Record, dictionary: BiasDictionary, block: HInterBlock, seed: int
 ) -> tuple[list[Mutant], list[tuple[Mutant, tuple[Mutant, ...]]]]:
-    """Atomic mutants and (intersectional mutant, parents) pairs of one original, sampled when capped."""
-    atomic = [m for a in block.attributes for m in atomic_mutants(record.text, dictionary, a)]
-    inter = [
-        pair
-        for combo in attribute_combinations(block)
-        for pair in intersectional_mutants(record.text, dictionary, combo)
-    ]
-    cap = block.max_mutants_per_text
-    if cap is not None:
-        rng = random.Random(f"{seed}:{record.id}")
-        if len(inter) > cap:
-            inter = [inter[i] for i in sorted(rng.sample(range(len(inter)), cap))]
-        if len(atomic) > cap:
-            keep = {atomic[i].key for i in rng.sample(range(len(atomic)), cap)}
-            keep |= {p.key for _, parents in inter for p in parents}
-            atomic = [m for m in atomic if m.key in keep]
-    return atomic, inter
+    """Atomic mutants and (intersectional mutant, parents) pairs of one original, as lists."""
+    atomic, inter = generate_lazy(record, dictionary, block, seed)
+    return atomic, list(inter)
+
+
+def count_generated(record: Record, dictionary: BiasDictionary, block: HInterBlock) -> int:
+    """Mutants of one original before sampling (no text is built): for sizing campaigns."""
+    atomic = sum(len(atomic_mutants(record.text, dictionary, a)) for a in block.attributes)
+    combos = attribute_combinations(block)
+    return atomic + sum(count_intersectional(record.text, dictionary, c) for c in combos)
 
 
 @dataclass
@@ -112,15 +138,21 @@ def shard_cases(
     pending: list[OriginalCases] = []
     size = 0
     for record in records:
-        atomic, inter = generate(record, dictionary, block, seed)
+        atomic, inter = generate_lazy(record, dictionary, block, seed)
         verdicts: list[bool] = []
-        starts = range(0, len(inter), cap) if inter else [0]
-        for n, start in enumerate(starts):
-            piece = OriginalCases(record, atomic, verdicts, inter[start : start + cap], [], n == 0)
+        first = True
+        while True:  # pieces of at most `cap` intersectional mutants; the first one always exists
+            part = list(islice(inter, cap))
+            if not part and not first:
+                break
+            piece = OriginalCases(record, atomic, verdicts, part, [], first)
             pending.append(piece)
-            size += len(piece.inter) + (len(atomic) if n == 0 else 0)
+            size += len(part) + (len(atomic) if first else 0)
+            first = False
             if size >= cap:
                 yield _validate(pending, checker)
                 pending, size = [], 0
+            if len(part) < cap:
+                break
     if pending:
         yield _validate(pending, checker)
