@@ -28,6 +28,7 @@ import importlib.util
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -108,9 +109,9 @@ def run(executor: str, data: Path, out: Path, args, attributes: list[str]) -> di
         executor,
         "--out",
         str(out),
-        "--overwrite",
         *(["--no-invariant"] if args.no_invariant else []),
     ]
+    shutil.rmtree(out, ignore_errors=True)  # a fresh run (the same spec in the same folder would resume)
     env = {**os.environ, "FAIRPROBE_CACHE": "off", "PYTHONPATH": str(ROOT)}
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

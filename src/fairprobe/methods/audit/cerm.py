@@ -60,7 +60,10 @@ class CermConfig:
     """``sum`` (the paper): the Lagrangian adds λ_i·g_i for every sampled constraint, so its pull
     grows with the number of queries; ``mean``: each g_i is divided by the number sampled, so the
     pull stays comparable to the O(1) objective. Both define the same version space (a positive
-    rescaling of an inequality constraint does not change its feasible set)."""
+    rescaling of an inequality constraint does not change its feasible set). Measured on case A
+    (``bench/audit.py --seeds 4 --pool-size 1000 --budget 500 --constraints mean``): coverage 1.00
+    but intervals about [−0.38, +0.46] wide, error 0.106 at 250 queries (vs 0.084 for ``sum``): within
+    60 steps the multipliers stay too small to hold the tubes, so ``mean`` trades width for coverage."""
 
 
 @dataclass
