@@ -61,3 +61,21 @@ def test_threshold_grammar_and_metric_lookup():
     assert t.fails(0.3) and not t.fails(0.2)
     with pytest.raises(SpecError, match="available: error_rate.by_pair.race\\+gender, error_rate.atomic"):
         lookup_metric(metrics, "error_rate.nope")
+
+
+def test_execution_only_settings_do_not_change_the_resume_hash():
+    from fairprobe.methods.hinter.block import HInterBlock
+
+    techs = {"hinter": HInterBlock}
+    (local,) = parse_spec("hinter:\n  model: m\n", "s.yaml", techs)
+    (ray,) = parse_spec(
+        "hinter:\n  model: m\n  executor: ray\n  ray_address: 10.0.0.1:6379\n  chunk_mutants: 50\n",
+        "s.yaml",
+        techs,
+    )
+    assert ray.block.executor == "ray" and ray.resolved()["block"]["executor"] == "ray"
+    assert local.resolved_hash() == ray.resolved_hash()  # a local run may resume on a cluster
+    (other,) = parse_spec("hinter:\n  model: m\n  batch_originals: 8\n", "s.yaml", techs)
+    assert other.resolved_hash() != local.resolved_hash()  # shards differ: not the same run
+    with pytest.raises(SpecError):
+        parse_spec("hinter:\n  model: m\n  executor: spark\n", "s.yaml", techs)
