@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import signal
 import socket
 import sqlite3
@@ -55,8 +56,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-# `ray start --head` turns on token authentication (Ray >= 2.5x); every node and driver then needs it.
-AUTH = {"RAY_AUTH_MODE": "token"}
+# `ray start --head` turns on token authentication (Ray >= 2.5x); every node and driver then needs the
+# token. A fresh one per test session, given by environment, so ~/.ray is never read or written.
+AUTH = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
 
 
 def _ray(*args: str) -> None:
