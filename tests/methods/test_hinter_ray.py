@@ -213,3 +213,13 @@ def test_a_killed_driver_resumes_without_recomputing_finished_shards(cluster, re
     assert all(after[name] == stamp for name, stamp in before.items()), "a finished shard was recomputed"
     assert not list(folder.glob(".shard-*")), "a half-written shard was left behind"
     _same_findings(tmp_path / "run", reference)
+
+
+def test_an_address_where_no_head_listens_is_one_clear_line(tmp_path):
+    cmd = _hinter(tmp_path / "run", "--executor", "ray", "--ray-address", f"127.0.0.1:{_free_port()}")
+    done = subprocess.run(cmd, cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    lines = [x for x in done.stderr.splitlines() if x.startswith("error:")]
+    assert (
+        len(lines) == 1 and "no Ray head answers at 127.0.0.1:" in lines[0] and "ray start --head" in lines[0]
+    )

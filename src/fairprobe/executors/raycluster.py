@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -83,6 +84,20 @@ def _runtime_env(working_dir: bool) -> dict[str, Any]:
     return env
 
 
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast on a ``HOST:PORT`` where no Ray head listens (Ray itself retries for minutes)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return  # "auto", ray:// client addresses: left to Ray
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise UsageError(
+            f"no Ray head answers at {address} ({exc.strerror or exc}); start one with `ray start --head` "
+            "or leave --ray-address and RAY_ADDRESS unset for a local cluster"
+        ) from None
+
+
 class RayExecutor:
     """Runs shards and model batches on a Ray cluster (see the module docstring)."""
 
@@ -103,6 +118,8 @@ class RayExecutor:
         self._log = log or (lambda message: None)
         self._owns = False
         if not ray.is_initialized():
+            if self.address is not None:
+                _check_reachable(self.address)
             try:
                 ray.init(
                     address=self.address,
@@ -112,7 +129,7 @@ class RayExecutor:
                     logging_level="ERROR",
                     log_to_driver=False,
                 )
-            except (ConnectionError, ValueError, RuntimeError) as exc:
+            except (ConnectionError, ValueError, RuntimeError, rex.AuthenticationError) as exc:
                 where = self.address or "a new local cluster"
                 first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 raise UsageError(
