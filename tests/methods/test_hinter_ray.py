@@ -223,3 +223,39 @@ def test_an_address_where_no_head_listens_is_one_clear_line(tmp_path):
     assert (
         len(lines) == 1 and "no Ray head answers at 127.0.0.1:" in lines[0] and "ray start --head" in lines[0]
     )
+
+
+@pytest.mark.server
+def test_an_llm_under_test_is_asked_from_the_worker_nodes(cluster, llama_server, tmp_path):
+    """A chat URI goes to the workers as a model factory (Table 7 prompt, few-shot, temperature 0).
+
+    llama.cpp's prompt cache makes repeated temperature-0 answers differ now and then, so outputs
+    are checked for shape and the mutants for identity with the local generation, not answer by answer.
+    """
+    from fairprobe.datasets import load_dataset
+    from fairprobe.lexicons.dictionary import load_dictionary
+    from fairprobe.methods.hinter.block import HInterBlock
+    from fairprobe.methods.hinter.cases import generate
+
+    csv = tmp_path / "texts.csv"
+    csv.write_text(
+        "id,text,label\nt0,The white man loved this film.,POS\nt1,A Chinese actor and his brother ruin it.,NEG\n"
+    )
+    model = f"openai+{llama_server}#smollm2"
+    options = ["--data", str(csv), "--label-col", "label", "--task", "imdb", "--attributes", "race,gender"]
+    cmd = [str(BIN / "fairprobe"), "hinter", "--model", model, *options, "--max-mutants-per-text", "2"]
+    cmd += ["--executor", "ray", "--ray-address", cluster, "--out", str(tmp_path / "run")]
+    _run(cmd, tmp_path, _env(tmp_path))
+    findings = [json.loads(x) for x in (tmp_path / "run/findings.jsonl").read_text().splitlines()]
+    block = HInterBlock(model=model, attributes=["race", "gender"], max_mutants_per_text=2)
+    expected = []
+    for record in load_dataset(str(csv), label_col="label").records:
+        atomic, inter = generate(record, load_dictionary(), block, 0)
+        expected += [f"{record.id}|{m.key}" for m in atomic] + [f"{record.id}|{m.key}" for m, _ in inter]
+    assert [f["id"] for f in findings] == expected
+    outputs = {tuple(f["mutant_output"] or ["-"]) for f in findings} | {
+        tuple(f["original_output"]) for f in findings
+    }
+    assert outputs <= {("POS",), ("NEG",), ("INVALID",), ("-",)} and outputs - {("-",)}
+    summary = json.loads((tmp_path / "run/summary.json").read_text())
+    assert summary["oracle"]["kind"] == "llm" and summary["executor"]["nodes"] == 2
