@@ -179,8 +179,9 @@ def _run_shards(
             factory, factory().fingerprint, batch=block.model_batch, concurrency=block.model_concurrency
         )
         model = ctx.wrap_classifier(remote, chunk_size=block.model_batch * block.model_concurrency)
-    if block.invariant:
-        processes = block.processes if executor.name == "local" else 1
+    # Parser processes per shard: ``processes`` here; one per Ray task (Ray gives the parallelism).
+    processes = block.processes if executor.name == "local" else 1
+    if block.invariant:  # loaded here in either case: a missing parser fails before any shard runs
         ctx.record_info(parser=invariant_checker(block.spacy_model, processes).model_name)
     fluency = _fluency_scorer(block)
     ctx.record_info(
@@ -221,7 +222,6 @@ def _run_shards(
             ctx.store.set_state(f"shard:{index}", {"findings": writer.rows})
             bar.advance(len(plan[index][1]))
 
-        processes = block.processes if executor.name == "local" else 1
         executor.run_shards(shard_cases, todo, (dictionary, block, ctx.seed, processes), consume)
 
 
