@@ -1,13 +1,14 @@
 """Where a technique's sharded work runs: in this process (``local``) or on a Ray cluster (``ray``).
 
-Both executors offer the same two operations, so a pipeline is written once:
+Both executors run shards the same way, so a pipeline is written once:
 
 - :meth:`run_shards` — run a generator function over shards of work and hand each shard's chunks,
   in shard order, to a ``consume`` callback on the driver (which judges and writes them). A shard
   whose worker is lost is started again from its beginning; ``consume`` must therefore write a
   shard atomically (see :class:`fairprobe.shards.ShardWriter`).
-- :meth:`classifier` — a model under test callable from the driver, whose batches run where the
-  executor runs work (with at most ``concurrency`` batches in flight per model endpoint).
+- the Ray executor also offers ``classifier`` — a model under test callable from the driver whose
+  batches run as cluster tasks (at most ``concurrency`` in flight per model endpoint); with the
+  local executor the pipeline calls its model in-process, through the run's cache.
 
 Results never depend on the executor: shards are fixed before anything runs and consumed in order.
 """

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import socket
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,8 @@ import ray
 from ray import exceptions as rex
 
 from fairprobe.errors import FairprobeError, UsageError, WorkerLostError
-from fairprobe.executors.base import Consume, ModelFactory, ShardFn, model_of
-from fairprobe.models.base import Fingerprint, Prediction
+from fairprobe.executors.base import Consume, ShardFn
+from fairprobe.models.base import Classifier, Fingerprint, Prediction
 
 _LOST = (
     rex.WorkerCrashedError,
@@ -40,6 +40,19 @@ _LOST = (
     rex.RaySystemError,
     rex.TaskCancelledError,
 )
+
+ModelFactory = Callable[[], Classifier]
+"""Builds the model under test where batches run; hashable (one instance per worker process)."""
+
+_MODELS: dict[Hashable, Classifier] = {}
+
+
+def model_of(factory: ModelFactory) -> Classifier:
+    """The model ``factory`` builds, built once per process (workers serve many batches)."""
+    if factory not in _MODELS:
+        _MODELS[factory] = factory()
+    return _MODELS[factory]
+
 
 # Never shipped to workers: environments, VCS data, run stores, caches.
 _EXCLUDES = [".venv", "venv", ".git", "__pycache__", "*.db", "*.db-wal", "*.parquet", "fairprobe-runs"]

@@ -166,9 +166,8 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
 
 def _venn(c: _Columns, combos: list[tuple[str, ...]]) -> dict[str, dict[str, int]]:
     """RQ4.2 per combination, among originals with a valid intersectional mutant of it."""
-    atomic_biased = {
-        a: c.per_original(c.atomic & c.valid & c.biased & c.of_combo(a)) for combo in combos for a in combo
-    }
+    attributes = dict.fromkeys(a for combo in combos for a in combo)
+    atomic_biased = {a: c.per_original(c.atomic & c.valid & c.biased & c.of_combo(a)) for a in attributes}
     venn = {}
     for combo in combos:
         valid = c.inter & c.valid & c.of_combo(combo_key(combo))
