@@ -18,8 +18,11 @@ Surrogate: MLP (hidden 64) correcting a kernel-ridge base on hashed n-grams; 60 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -43,6 +46,32 @@ def _curve(rounds, budget: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(ts, dtype=float), np.array(es, dtype=float)
 
 
+def _audit_seed(pool, inputs, scores, true, strategy: str, args: argparse.Namespace, seed: int):
+    """One seed's audit: its error curve, the coverage of each round, and a summary line."""
+    cfg = AuditConfig(
+        strategy=strategy,
+        budget=args.budget,
+        epsilon=args.epsilon if strategy == "bafa" else -1.0,
+        cerm=CermConfig(
+            steps=args.cerm_steps,
+            hidden=args.hidden,
+            base=args.base,
+            refits=args.refits,
+            lr=args.cerm_lr,
+            lam=args.lam,
+            dual_lr=args.dual_lr,
+            constraints=args.constraints,
+            group_weight=args.group_weight,
+        ),
+    )
+    res = run_audit(pool, inputs, lambda i: scores[i], cfg, seed, true_value=true)
+    line = (
+        f"  {strategy} seed {seed}: {res.final.queries} queries, [{res.final.lower:+.4f}, "
+        f"{res.final.upper:+.4f}] ({res.stopped_by}), error {res.final.error:.4f}"
+    )
+    return _curve(res.rounds, args.budget, cfg.selector.k), [bool(r.covered) for r in res.rounds], line
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=20)
@@ -60,6 +89,8 @@ def main() -> None:
     ap.add_argument(
         "--constraints", default="sum", choices=["sum", "mean"], help="Lagrangian constraint weighting"
     )
+    ap.add_argument("--group-weight", type=float, default=0.0, help="per-group part of the ridge base kernel")
+    ap.add_argument("--jobs", type=int, default=1, help="seeds audited in parallel processes")
     args = ap.parse_args()
     pool = build_pool(load_source("adult", None, None, "sex", 0), ">50K", pool_size=args.pool_size, seed=0)
     scores = score_texts(pool.texts, FLIP["a"])
@@ -70,34 +101,18 @@ def main() -> None:
     )
     results: dict[str, Trajectories] = {}
     covered: list[bool] = []
+    context = multiprocessing.get_context("fork")  # the pool, scores and inputs are inherited
     for strategy in ("bafa", "stratified"):
-        curves = {}
         started = time.perf_counter()
-        for seed in range(args.seeds):
-            cfg = AuditConfig(
-                strategy=strategy,
-                budget=args.budget,
-                epsilon=args.epsilon if strategy == "bafa" else -1.0,
-                cerm=CermConfig(
-                    steps=args.cerm_steps,
-                    hidden=args.hidden,
-                    base=args.base,
-                    refits=args.refits,
-                    lr=args.cerm_lr,
-                    lam=args.lam,
-                    dual_lr=args.dual_lr,
-                    constraints=args.constraints,
-                ),
-            )
-            res = run_audit(pool, inputs, lambda i: scores[i], cfg, seed, true_value=true)
-            curves[str(seed)] = _curve(res.rounds, args.budget, cfg.selector.k)
-            if strategy == "bafa":
-                covered.extend(bool(r.covered) for r in res.rounds)
-                print(
-                    f"  bafa seed {seed}: {res.final.queries} queries, [{res.final.lower:+.4f}, "
-                    f"{res.final.upper:+.4f}] ({res.stopped_by}), error {res.final.error:.4f}",
-                    flush=True,
-                )
+        work = partial(_audit_seed, pool, inputs, scores, true, strategy, args)
+        with ProcessPoolExecutor(max_workers=args.jobs, mp_context=context) as executor:
+            outcomes = executor.map(work, range(args.seeds))
+            curves = {}
+            for seed, (curve, seed_covered, line) in enumerate(outcomes):  # in seed order, as they finish
+                curves[str(seed)] = curve
+                if strategy == "bafa":
+                    covered.extend(seed_covered)
+                    print(line, flush=True)
         results[strategy] = Trajectories("bench", strategy, curves)
         mean, sd = error_at(results[strategy], min(250, args.budget))
         print(

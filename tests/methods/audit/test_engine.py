@@ -132,3 +132,21 @@ def test_bootstrap_refits_are_version_space_members_that_widen_the_interval() ->
     for value, member in members:  # each refit answers every queried point exactly
         assert member[idx] == pytest.approx(scores[idx], abs=1e-6)
         assert wide.lower - 1e-9 <= value <= wide.upper + 1e-9
+
+
+def test_refits_cycle_through_kernel_group_weights() -> None:
+    from fairprobe.methods.audit.cerm import CermSolver, ridge_base
+
+    pool, scores, x = _setup(160)
+    idx = np.random.default_rng(1).choice(len(pool), 40, replace=False)
+    sim, s = x @ x[idx].T, scores[idx].astype(np.float32)
+    config = CermConfig(steps=5, refits=4, refit_group_weights=(0.0, 50.0))
+    members = CermSolver(x, pool.y, pool.g, "auc", config, seed=0)._refits(sim, idx, s)
+    # Refit i uses weight i mod 2 on the i-th bootstrap resample: rebuild refit 1 (w = 50) by hand.
+    rng = np.random.default_rng([0, len(idx)])
+    draws = [rng.integers(0, len(idx), len(idx)) for _ in range(4)]
+    r = draws[1]
+    expected = ridge_base(sim[:, r], pool.g, idx[r], s[r], config.ridge_l2, 50.0)
+    expected[idx] = s
+    assert members[1][1] == pytest.approx(expected, abs=1e-6)
+    assert members[0][1] != pytest.approx(expected, abs=1e-3)

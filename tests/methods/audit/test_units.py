@@ -102,3 +102,76 @@ def test_gp_ucb_tracks_the_data() -> None:
 def test_parse_confidence(text: str, value: float | None) -> None:
     got = parse_confidence(text)
     assert got == (None if value is None else pytest.approx(value))
+
+
+def test_ridge_base_kernel_is_the_group_interacted_feature_map() -> None:
+    """The kernel (cos+1)(1 + g g' + w[g=g']) equals ridge on [x,1, g(x,1), √w[g=0](x,1), √w[g=1](x,1)]."""
+    from fairprobe.methods.audit.cerm import ridge_base
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(60, 5))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    g = rng.integers(0, 2, 60)
+    idx = rng.choice(60, 20, replace=False)
+    scores = rng.uniform(0.05, 0.95, 20).astype(np.float32)
+    for w in (0.0, 4.0):
+        xa = np.hstack([x, np.ones((60, 1))])
+        phi = np.hstack(
+            [xa, g[:, None] * xa, np.sqrt(w) * (g == 0)[:, None] * xa, np.sqrt(w) * (g == 1)[:, None] * xa]
+        )
+        target = np.log(scores / (1 - scores)).astype(np.float64)
+        alpha = np.linalg.solve(phi[idx] @ phi[idx].T + 0.01 * np.eye(20), target)
+        expected = 1 / (1 + np.exp(-(phi @ phi[idx].T @ alpha)))
+        got = ridge_base(x @ x[idx].T, g, idx, scores, 0.01, w)
+        rest = np.setdiff1d(np.arange(60), idx)
+        assert got[rest] == pytest.approx(expected[rest], abs=1e-5)
+        assert got[idx] == pytest.approx(scores, abs=1e-7)
+
+
+def test_group_weight_lets_a_group_with_few_answers_keep_its_own_ranking() -> None:
+    """Group 1 ranks opposite to group 0: with a shared fit (w=0) its few answers are drowned out."""
+    from fairprobe.methods.audit.cerm import ridge_base
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(600, 32))  # more dimensions than group 1 has answers
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    g = (np.arange(600) % 4 == 0).astype(int)  # a quarter in group 1
+    u = rng.normal(size=32)
+    u *= 8.5 / np.linalg.norm(u)
+    logit = np.where(g == 1, -x @ u, x @ u)
+    truth = 1 / (1 + np.exp(-logit))
+    idx = np.r_[
+        rng.choice(np.flatnonzero(g == 0), 120, replace=False),
+        rng.choice(np.flatnonzero(g == 1), 15, replace=False),
+    ]
+    rest = np.setdiff1d(np.flatnonzero(g == 1), idx)
+    corr = {
+        w: np.corrcoef(
+            ridge_base(x @ x[idx].T, g, idx, truth[idx].astype(np.float32), 0.01, w)[rest], truth[rest]
+        )[0, 1]
+        for w in (0.0, 20.0)
+    }
+    assert corr[0.0] < 0 < 0.3 < corr[20.0], corr  # shared: group 1 ranked like group 0
+
+
+def test_block_carries_the_cerm_options_to_the_solver() -> None:
+    from pydantic import ValidationError
+
+    from fairprobe.methods.audit.block import AuditBlock
+    from fairprobe.methods.audit.pipeline import audit_config
+
+    block = AuditBlock(
+        model="py:m:f",
+        data="adult",
+        group_col="sex",
+        group_weight=10,
+        refit_group_weights=[0, 100],
+        refits=16,
+        dual_lr=0.1,
+        cerm_steps=200,
+    )
+    cerm = audit_config(block).cerm
+    assert (cerm.group_weight, cerm.refit_group_weights, cerm.refits) == (10.0, (0.0, 100.0), 16)
+    assert (cerm.dual_lr, cerm.steps) == (0.1, 200)
+    with pytest.raises(ValidationError, match="greater than or equal to 0"):
+        AuditBlock(model="py:m:f", data="adult", group_col="sex", refit_group_weights=[-1])

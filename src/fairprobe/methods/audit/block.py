@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, NonNegativeFloat, model_validator
 
 from fairprobe.spec import BlockBase
 
@@ -42,11 +42,21 @@ class AuditBlock(BlockBase):
     candidates: int = Field(default=1000, ge=1, description="candidate subsample scored per round (M)")
     lam: float = Field(default=0.01, gt=0.0, description="version-space tolerance λ")
     cerm_steps: int = Field(default=60, ge=1, description="Cooper steps per bound per round")
+    dual_lr: float = Field(default=0.5, gt=0.0, description="gradient-ascent rate of the C-ERM multipliers")
     surrogate: Literal["mlp", "transformer"] = "mlp"
     features: Literal["minilm", "ngrams", "minilm+ngrams"] = "minilm"
     hidden: int = Field(default=256, ge=4)
     base: Literal["ridge", "knn"] = Field(
         default="ridge", description="base scorer the surrogate corrects: kernel ridge on logits or k-NN"
+    )
+    group_weight: float = Field(
+        default=0.0,
+        ge=0.0,
+        description="weight of each group's own part in the ridge base kernel (0: shared fit plus a group-1 correction)",
+    )
+    refit_group_weights: list[NonNegativeFloat] = Field(
+        default_factory=list,
+        description="kernel group weights the refits cycle through (default: group_weight)",
     )
     refits: int = Field(
         default=0,

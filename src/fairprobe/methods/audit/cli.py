@@ -57,10 +57,14 @@ def add_commands(app: typer.Typer) -> None:
         ] = "minilm",
         surrogate: Annotated[str, typer.Option(help="mlp | transformer")] = "mlp",
         cerm_steps: Annotated[int, typer.Option(help="Cooper steps per bound per round")] = 60,
+        dual_lr: Annotated[float, typer.Option(help="gradient-ascent rate of the C-ERM multipliers")] = 0.5,
         lam: Annotated[float, typer.Option(help="version-space tolerance λ")] = 0.01,
         refits: Annotated[
             int, typer.Option(help="bootstrap refits of the base scorer added to the version space")
         ] = 0,
+        group_weight: Annotated[
+            float, typer.Option(help="weight of each group's own part in the ridge base kernel")
+        ] = 0.0,
         reference: Annotated[bool, typer.Option(help="also score the whole pool for the true gap")] = False,
         out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
         seed: Seed = 0,
@@ -101,6 +105,8 @@ def add_commands(app: typer.Typer) -> None:
             cerm_steps=cerm_steps,
             lam=lam,
             refits=refits,
+            group_weight=group_weight,
+            dual_lr=dual_lr,
             reference=reference,
         )
         run_technique(
