@@ -19,11 +19,18 @@ the interval is the smallest and largest gap among these members. The midpoint i
 the half-width the uncertainty radius (A.2.2 "Extremal hypotheses and certificate"). Once every
 pool point is queried the base scorer *is* the black box, so the interval holds the true gap.
 
-Option beyond the paper, ``refits`` (default 0 = the paper): add that many more members, the base
-scorer refitted on bootstrap resamples of S_t (each still answers every queried point exactly, so it
-lies in ℋ_λ(S_t)). On the Adult case-A black box the two Cooper solves alone give intervals that
-collapse after ~100–200 queries around a biased base fit (56% coverage, stops with errors up to
-0.17, ``bench/audit.py``); 16 refits keep the interval as wide as the fit is unstable.
+Options beyond the paper (defaults = the first design):
+
+- ``refits`` (default 0): add that many more members, the base scorer refitted on bootstrap
+  resamples of S_t (each still answers every queried point exactly, so it lies in ℋ_λ(S_t)), under
+  the kernel weights ``refit_group_weights`` in turn.
+- ``group_weight`` (default 0): a per-group part in the base scorer's kernel (:func:`ridge_base`).
+
+Measured on the Adult case-A black box (``bench/audit.py``, 20 seeds, pool 2,000, budget 1,000):
+the two Cooper solves alone (60 steps, multiplier rate 0.5) give intervals that collapse after
+~100–200 queries around a base fit biased low, holding the true gap in 56% of rounds. With 200
+steps at rate 0.1, 16 refits and ``group_weight`` 10, 95.8% of rounds hold it and every seed stops
+at half-width ≤ 0.02 after 564–804 queries with final error ≤ 0.021 (mean 0.006).
 """
 
 from __future__ import annotations
