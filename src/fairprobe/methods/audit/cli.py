@@ -56,6 +56,7 @@ def add_commands(app: typer.Typer) -> None:
             str, typer.Option(help="surrogate inputs: minilm | ngrams | minilm+ngrams")
         ] = "minilm",
         surrogate: Annotated[str, typer.Option(help="mlp | transformer")] = "mlp",
+        hidden: Annotated[int, typer.Option(help="width of the surrogate network")] = 256,
         cerm_steps: Annotated[int, typer.Option(help="Cooper steps per bound per round")] = 60,
         dual_lr: Annotated[float, typer.Option(help="gradient-ascent rate of the C-ERM multipliers")] = 0.5,
         lam: Annotated[float, typer.Option(help="version-space tolerance λ")] = 0.01,
@@ -102,6 +103,7 @@ def add_commands(app: typer.Typer) -> None:
             k=k,
             features=features,
             surrogate=surrogate,
+            hidden=hidden,
             cerm_steps=cerm_steps,
             lam=lam,
             refits=refits,
