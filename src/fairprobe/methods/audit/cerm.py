@@ -239,17 +239,13 @@ def ridge_base(
     features ``[x, 1, g·x, g, √w·[g=0]·x, √w·[g=0], √w·[g=1]·x, √w·[g=1]]``: the auditor knows every
     pool member's group, and a gap *is* a difference between the groups' score functions, so the
     surrogate fits a shared part, a group-1 correction and (``w > 0``) a part of each group's own."""
-    gq = g[idx].astype(np.float64)
-    gf = g.astype(np.float64)
-
-    def coupling(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return 1.0 + np.outer(a, b) + group_weight * np.equal.outer(a, b)
-
-    kernel_q = (sim[idx].astype(np.float64) + 1.0) * coupling(gq, gq)
+    gf, gq = g.astype(np.float64), g[idx].astype(np.float64)
+    coupling = 1.0 + np.outer(gf, gq) + group_weight * np.equal.outer(gf, gq)
+    kernel = (sim.astype(np.float64) + 1.0) * coupling  # pool × queried; its rows idx are queried × queried
     target = np.clip(scores.astype(np.float64), 1e-3, 1 - 1e-3)
     target = np.log(target / (1 - target))
-    alpha = np.linalg.solve(kernel_q + l2 * np.eye(len(idx)), target)
-    logits = ((sim.astype(np.float64) + 1.0) * coupling(gf, gq)) @ alpha
+    alpha = np.linalg.solve(kernel[idx] + l2 * np.eye(len(idx)), target)
+    logits = kernel @ alpha
     base = 1.0 / (1.0 + np.exp(-np.clip(logits, -30, 30)))
     base[idx] = scores
     return base.astype(np.float32)
