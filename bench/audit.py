@@ -39,6 +39,7 @@ from fairprobe.methods.audit.cerm import CermConfig  # noqa: E402
 from fairprobe.methods.audit.engine import AuditConfig, run_audit  # noqa: E402
 from fairprobe.methods.audit.evaluate import Trajectories, auec, error_at, queries_to_epsilon  # noqa: E402
 from fairprobe.methods.audit.metrics import gap  # noqa: E402
+from fairprobe.methods.audit.selection import SelectorConfig  # noqa: E402
 from fairprobe.methods.audit.pool import build_pool, load_source  # noqa: E402
 from fairprobe.methods.audit.surrogate import encode_pool  # noqa: E402
 
@@ -59,6 +60,7 @@ def _audit_seed(pool, inputs, scores, true, strategy: str, args: argparse.Namesp
         strategy=strategy,
         budget=budget,
         epsilon=args.epsilon if strategy == "bafa" else -1.0,
+        selector=SelectorConfig(candidates=args.candidates),
         cerm=CermConfig(
             steps=args.cerm_steps,
             hidden=args.hidden,
@@ -87,6 +89,12 @@ def main() -> None:
     ap.add_argument("--epsilon", type=float, default=0.02)
     ap.add_argument("--features", default="ngrams")
     ap.add_argument("--cerm-steps", type=int, default=200)
+    ap.add_argument(
+        "--candidates",
+        type=int,
+        default=1000,
+        help="unqueried points BAFA scores per round (M, Table 7: 1,000; the pool size: all of them)",
+    )
     ap.add_argument("--hidden", type=int, default=64, help="width of the C-ERM surrogate MLP")
     ap.add_argument("--refits", type=int, default=16, help="bootstrap refits added to the version space")
     ap.add_argument("--cerm-lr", type=float, default=0.01, help="Adam learning rate of the surrogate")
