@@ -39,8 +39,8 @@ from fairprobe.methods.audit.cerm import CermConfig  # noqa: E402
 from fairprobe.methods.audit.engine import AuditConfig, run_audit  # noqa: E402
 from fairprobe.methods.audit.evaluate import Trajectories, auec, error_at, queries_to_epsilon  # noqa: E402
 from fairprobe.methods.audit.metrics import gap  # noqa: E402
-from fairprobe.methods.audit.selection import SelectorConfig  # noqa: E402
 from fairprobe.methods.audit.pool import build_pool, load_source  # noqa: E402
+from fairprobe.methods.audit.selection import SelectorConfig  # noqa: E402
 from fairprobe.methods.audit.surrogate import encode_pool  # noqa: E402
 
 
