@@ -18,7 +18,8 @@ budget. The paper's 41× on case A (§4) likewise needs a stratified run past 1,
 
 Defaults (measured, see the CHANGELOG): surrogate MLP (hidden 64) correcting a kernel-ridge base on
 hashed n-grams with a per-group kernel part (``--group-weight 10``), 200 Cooper steps per bound
-with multiplier rate 0.1, and 16 bootstrap refits as extra version-space members.
+with multiplier rate 0.1, and 16 bootstrap refits as extra version-space members; BAFA scores a
+sample of M = 1,000 unqueried points per round (Table 7; ``--candidates 2000`` scores them all).
 """
 
 from __future__ import annotations
