@@ -169,9 +169,32 @@ def test_block_carries_the_cerm_options_to_the_solver() -> None:
         refits=16,
         dual_lr=0.1,
         cerm_steps=200,
+        match_weight=0,
     )
+    assert audit_config(block).selector.alpha == 0.0
     cerm = audit_config(block).cerm
     assert (cerm.group_weight, cerm.refit_group_weights, cerm.refits) == (10.0, (0.0, 100.0), 16)
     assert (cerm.dual_lr, cerm.steps) == (0.1, 200)
     with pytest.raises(ValidationError, match="greater than or equal to 0"):
         AuditBlock(model="py:m:f", data="adult", group_col="sex", refit_group_weights=[-1])
+    with pytest.raises(ValidationError, match="greater than or equal to 0"):
+        AuditBlock(model="py:m:f", data="adult", group_col="sex", match_weight=-1)
+
+
+def test_row_space_keeps_inner_products_and_drops_null_directions() -> None:
+    from fairprobe.methods.audit.surrogate import hashed_ngrams, row_space
+
+    rng = np.random.default_rng(0)
+    low = rng.normal(size=(50, 7)) @ rng.normal(size=(7, 40))  # rank 7 in 40 dimensions
+    coords = row_space(low)
+    assert coords.shape == (50, 7)
+    np.testing.assert_allclose(coords @ coords.T, low @ low.T, atol=1e-9)
+    full = rng.normal(size=(50, 10))
+    assert row_space(full).shape == (50, 10)
+    texts = [
+        f"age {a}, sex {s}, hours {h}." for a in range(20, 40) for s in ("Male", "Female") for h in (40, 50)
+    ]
+    grams = hashed_ngrams(texts)
+    reduced = row_space(grams)
+    assert reduced.shape[1] < grams.shape[1]
+    np.testing.assert_allclose(reduced @ reduced.T, grams @ grams.T, atol=1e-5)

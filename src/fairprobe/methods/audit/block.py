@@ -40,6 +40,11 @@ class AuditBlock(BlockBase):
     k: int = Field(default=16, ge=1, description="queries per round")
     per_stratum: int = Field(default=1, ge=1, description="seed-set points per (group, label) stratum")
     candidates: int = Field(default=1000, ge=1, description="candidate subsample scored per round (M)")
+    match_weight: NonNegativeFloat = Field(
+        default=2.0,
+        description="strength α of the (group, label) distribution-matching weights of the selector "
+        "(Table 7: 2.0; 0 turns them off)",
+    )
     lam: float = Field(default=0.01, gt=0.0, description="version-space tolerance λ")
     cerm_steps: int = Field(default=60, ge=1, description="Cooper steps per bound per round")
     dual_lr: float = Field(default=0.5, gt=0.0, description="gradient-ascent rate of the C-ERM multipliers")

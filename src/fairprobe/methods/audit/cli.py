@@ -66,6 +66,10 @@ def add_commands(app: typer.Typer) -> None:
         group_weight: Annotated[
             float, typer.Option(help="weight of each group's own part in the ridge base kernel")
         ] = 0.0,
+        match_weight: Annotated[
+            float,
+            typer.Option(help="strength α of the selector's (group, label) matching weights (0: off)"),
+        ] = 2.0,
         reference: Annotated[bool, typer.Option(help="also score the whole pool for the true gap")] = False,
         out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
         seed: Seed = 0,
@@ -108,6 +112,7 @@ def add_commands(app: typer.Typer) -> None:
             lam=lam,
             refits=refits,
             group_weight=group_weight,
+            match_weight=match_weight,
             dual_lr=dual_lr,
             reference=reference,
         )

@@ -49,7 +49,7 @@ def audit_config(block: AuditBlock) -> AuditConfig:
         epsilon=block.epsilon,
         delta=block.delta,
         per_stratum=block.per_stratum,
-        selector=SelectorConfig(k=block.k, candidates=block.candidates),
+        selector=SelectorConfig(k=block.k, candidates=block.candidates, alpha=block.match_weight),
         cerm=CermConfig(
             lam=block.lam,
             steps=block.cerm_steps,
