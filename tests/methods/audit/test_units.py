@@ -71,6 +71,7 @@ def test_distribution_weights_favour_under_sampled_strata() -> None:
     queried = np.array([0, 1, 2, 3, 50])  # stratum 0 over-sampled
     w = sel.distribution_weights(strata, queried, alpha=2.0, cap=5.0)
     assert w[60] > 1.0 > w[10]
+    assert (sel.distribution_weights(strata, queried, alpha=0.0, cap=5.0) == 1.0).all()  # match_weight 0: off
     assert sel.ramp(0, 2, 4, 2.0) == 0.0 and sel.ramp(5, 2, 4, 2.0) == 2.0
 
 
