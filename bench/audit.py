@@ -27,7 +27,8 @@ BAFA scores a sample of M = 1,000 unqueried points per round (Table 7).
 
 Measured with these defaults on 2 cores: BAFA reaches mean error ≤ 0.02 after 308 queries,
 stratified after 1,588 (5.2×); 97.8% of BAFA's 684 rounds hold the true ΔAUC; every seed stops at
-half-width ≤ 0.02 after 468–628 queries.
+half-width ≤ 0.02 after 468–628 queries. With ``--pool-size 5000`` (42 min): 308 against 2,180
+(7.1×), 97.4% of 718 rounds.
 """
 
 from __future__ import annotations
