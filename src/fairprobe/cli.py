@@ -1,7 +1,12 @@
 """The ``fairprobe`` command line: one sub-command per technique plus run / report / demo / init.
 
-Exit codes: 0 all thresholds pass, 1 a threshold fails, 2 a usage or input error (one red line,
-no traceback). Anything else is a bug and keeps its traceback.
+Exit codes (:mod:`fairprobe.verdict`):
+
+- 0: the run passed (every threshold holds, enough valid answers, something was tested);
+- 1: a threshold failed, or the run is inconclusive (no data, or too many INVALID answers);
+- 2: a usage or input error (one red line, no traceback);
+- 3: an internal error (one line on screen; the traceback is saved to ``error.log`` in the run
+  folder, or to a temporary file outside a run).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from fairprobe import __version__
 from fairprobe.cli_common import FailOn
@@ -39,13 +45,41 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+VERDICT_RULES: dict[str, object] = {}
+"""Root options that change how every run is judged (``--allow-empty``, ``--max-invalid-rate``)."""
+
+
 @app.callback()
 def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="print the version and exit")
     ] = False,
+    allow_empty: Annotated[
+        bool,
+        typer.Option(
+            "--allow-empty",
+            help="pass thresholds whose metric has no data (n = 0) and runs that tested nothing "
+            "(by default both fail)",
+        ),
+    ] = False,
+    max_invalid_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--max-invalid-rate",
+            min=0.0,
+            max=1.0,
+            help="a run with this share of INVALID answers or more is inconclusive (default 0.5)",
+        ),
+    ] = None,
 ) -> None:
-    """fairprobe: HInter, Meta-Fair, CAFFE, fairness certificates and BAFA behind one spec and one report."""
+    """fairprobe: HInter, Meta-Fair, CAFFE, fairness certificates and BAFA behind one spec and one report.
+
+    Exit codes: 0 pass, 1 threshold failed or inconclusive, 2 usage/input error, 3 internal error."""
+    VERDICT_RULES.clear()
+    if allow_empty:
+        VERDICT_RULES["allow_empty"] = True
+    if max_invalid_rate is not None:
+        VERDICT_RULES["max_invalid_rate"] = max_invalid_rate
 
 
 def parse_fail_on(values: list[str] | None):
@@ -57,15 +91,28 @@ def parse_fail_on(values: list[str] | None):
         raise UsageError(f"--fail-on: {exc}") from None
 
 
+_SHOWN = {"pass": "[green]passed[/]", "fail": "[red]FAILED[/]", "inconclusive": "[yellow]INCONCLUSIVE[/]"}
+
+
 def finish(outcomes) -> None:
-    """Print where each report is and exit 1 when any threshold failed."""
+    """Print each run's verdict, why it did not pass, and where its report is; exit 1 unless every
+    run passed."""
     failed = False
     for outcome in outcomes:
-        verdict = "[green]passed[/]" if outcome.passed else "[red]FAILED[/]"
-        out.print(f"{outcome.summary['name']}: {verdict} · report: {outcome.report}")
+        verdict = _SHOWN.get(outcome.verdict, escape(outcome.verdict))
+        out.print(f"{escape(str(outcome.summary['name']))}: {verdict} · report: {escape(str(outcome.report))}")
+        for reason in outcome.summary.get("reasons", []):
+            out.print(f"  {outcome.verdict}: {escape(reason)}", highlight=False, soft_wrap=True)
         failed |= not outcome.passed
     if failed:
         raise typer.Exit(1)
+
+
+def with_rules(block):
+    """``block`` (a :class:`~fairprobe.spec.BlockSpec`) with the root verdict options applied."""
+    for key, value in VERDICT_RULES.items():
+        setattr(block, key, value)
+    return block
 
 
 @app.command()
@@ -86,7 +133,7 @@ def run(
     blocks, settings = load_spec(spec)
     thresholds = parse_fail_on(fail_on)
     base = out_dir or Path(settings.get("out", "fairprobe-runs"))
-    finish([run_block(b, base / b.name, overwrite=overwrite, fail_on=thresholds) for b in blocks])
+    finish([run_block(with_rules(b), base / b.name, overwrite=overwrite, fail_on=thresholds) for b in blocks])
 
 
 @app.command()
@@ -100,7 +147,7 @@ def demo(
 
     text = files("fairprobe").joinpath("demo.yaml").read_text(encoding="utf-8")
     blocks = parse_spec(text, "fairprobe/demo.yaml")
-    outcomes = [run_block(b, out_dir / b.name, overwrite=overwrite) for b in blocks]
+    outcomes = [run_block(with_rules(b), out_dir / b.name, overwrite=overwrite) for b in blocks]
     for o in outcomes:
         out.print(f"[bold]{o.summary['technique']}[/] metrics: {json.dumps(_headline(o.summary['metrics']))}")
     finish(outcomes)
@@ -128,10 +175,11 @@ def report(run_dir: Annotated[Path, typer.Argument(help="a run folder (holds run
     """Re-render findings.jsonl, summary.json, report.html and junit.xml from run.db."""
     from fairprobe.runner import render_reports
 
-    summary = render_reports(run_dir)
-    out.print(f"report: {run_dir / 'report.html'}")
-    if not summary["passed"]:
-        raise typer.Exit(1)
+    from fairprobe.runner import RunOutcome
+
+    render_reports(run_dir)
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    finish([RunOutcome(run_dir, summary)])
 
 
 @app.command()
@@ -185,8 +233,21 @@ def main() -> None:
         _add_technique_commands()
         app()
     except FairprobeError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
+    except Exception as exc:  # noqa: BLE001 - a bug: one line on screen, the traceback in a file
+        import tempfile
+
+        from fairprobe.runner import write_error_log
+
+        log = write_error_log(Path(tempfile.mkdtemp(prefix="fairprobe-error-")))
+        err.print(
+            f"[red]internal error:[/] {escape(f'{type(exc).__name__}: {exc}')}; traceback saved to "
+            f"{escape(str(log))}; please report it",
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(3)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -43,11 +43,13 @@ def run_technique(
     """Run one technique block built from command-line options, print the report path, exit 1 on a failed threshold.
 
     ``describe(metrics)`` may return a line printed before the report path (the run's headline)."""
-    from fairprobe.cli import finish, parse_fail_on
+    from fairprobe.cli import VERDICT_RULES, finish, parse_fail_on
     from fairprobe.runner import run_options
 
     thresholds = parse_fail_on(fail_on)
-    outcome = run_options(name, options, out, seed=seed, overwrite=overwrite, fail_on=thresholds)
+    outcome = run_options(
+        name, options, out, seed=seed, overwrite=overwrite, fail_on=thresholds, **VERDICT_RULES
+    )
     line = describe(outcome.summary["metrics"]) if describe else None
     if line:
         typer.echo(line)

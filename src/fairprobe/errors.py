@@ -1,4 +1,6 @@
-"""One exception hierarchy. The CLI turns a :class:`FairprobeError` into one red line and exit 2.
+"""One exception hierarchy. The CLI turns a :class:`FairprobeError` into one red line and exit 2
+(3 for :class:`InternalError`; any other exception is a bug: its traceback goes to a log file, one
+line to the screen, exit 3).
 
 Every message says what is wrong *and* what to do about it. Anything that is not a
 ``FairprobeError`` is a bug and keeps its traceback.
@@ -11,6 +13,12 @@ class FairprobeError(Exception):
     """Base class of every expected, user-facing error."""
 
     exit_code = 2
+
+
+class InternalError(FairprobeError):
+    """A bug caught at the edge of a run: its traceback is saved to ``error.log`` (exit 3)."""
+
+    exit_code = 3
 
 
 class SpecError(FairprobeError):

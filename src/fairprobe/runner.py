@@ -19,13 +19,14 @@ from typing import Any
 
 from fairprobe import __version__
 from fairprobe.caching import CachedChatModel, CachedClassifier
-from fairprobe.errors import FairprobeError, RunStateError
+from fairprobe.errors import FairprobeError, InternalError, RunStateError
 from fairprobe.progress import ProgressReporter
 from fairprobe.registry import get as get_technique
 from fairprobe.report.html import render_html
 from fairprobe.report.writers import write_findings, write_json_lines, write_junit, write_summary
 from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
-from fairprobe.spec import BlockSpec, Threshold, lookup_metric
+from fairprobe.spec import DEFAULT_MAX_INVALID_RATE, BlockSpec, Threshold
+from fairprobe.verdict import decide
 from fairprobe.store import Store, default_cache_path
 
 
@@ -106,6 +107,10 @@ class RunOutcome:
         return bool(self.summary["passed"])
 
     @property
+    def verdict(self) -> str:
+        return str(self.summary.get("verdict", "pass" if self.passed else "fail"))
+
+    @property
     def report(self) -> Path:
         return self.run_dir / "report.html"
 
@@ -148,7 +153,10 @@ def run_block(
     technique = get_technique(spec.technique)
     store = open_run(spec, run_dir, overwrite=overwrite)
     thresholds = [*spec.thresholds, *(fail_on or [])]
-    store.set_meta(thresholds=json.dumps([str(t) for t in thresholds]))
+    store.set_meta(
+        thresholds=json.dumps([str(t) for t in thresholds]),
+        verdict_rules=json.dumps({"allow_empty": spec.allow_empty, "max_invalid_rate": spec.max_invalid_rate}),
+    )
     cache_path = default_cache_path()
     cache = Store(cache_path) if cache_path is not None else None
     ctx = RunContext(run_dir, store, cache, spec.seed, spec.name, quiet=quiet)
@@ -157,12 +165,16 @@ def run_block(
         technique.execute(spec.block, ctx)
     except (FairprobeError, KeyboardInterrupt):
         # Keep what is done readable: findings so far, marked incomplete. A re-run resumes.
-        try:
-            render_reports(run_dir, store=store, complete=False)
-        except Exception:  # noqa: BLE001 - the original error matters more than a partial report
-            pass
-        store.close()
+        _partial_reports(run_dir, store)
         raise
+    except Exception as exc:
+        # A bug: the traceback goes to the run folder, one line to the screen (exit 3).
+        log = write_error_log(run_dir)
+        _partial_reports(run_dir, store)
+        raise InternalError(
+            f"internal error ({type(exc).__name__}: {exc}); traceback saved to {log}; "
+            "findings so far are kept and a re-run resumes; please report it"
+        ) from exc
     finally:
         if cache is not None:
             cache.close()
@@ -171,6 +183,30 @@ def run_block(
     summary = render_reports(run_dir, store=store)
     store.close()
     return RunOutcome(run_dir, summary)
+
+
+def _partial_reports(run_dir: Path, store: Store) -> None:
+    try:
+        render_reports(run_dir, store=store, complete=False)
+    except Exception:  # noqa: BLE001 - the original error matters more than a partial report
+        pass
+    store.close()
+
+
+def write_error_log(folder: Path) -> Path:
+    """Save the traceback being handled to ``folder/error.log`` and return its path."""
+    import traceback
+
+    path = folder / "error.log"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{_now()} fairprobe {__version__}\n{traceback.format_exc()}", encoding="utf-8")
+    except OSError:
+        import tempfile
+
+        path = Path(tempfile.gettempdir()) / "fairprobe-error.log"
+        path.write_text(traceback.format_exc(), encoding="utf-8")
+    return path
 
 
 def render_reports(
@@ -197,16 +233,14 @@ def render_reports(
             findings = list(store.iter_findings())
         analysis = technique.analyse(block, findings, resolved["seed"])
         thresholds = [Threshold.parse(t) for t in json.loads(store.get_meta("thresholds") or "[]")]
-        results = {}
-        for t in thresholds:
-            actual = lookup_metric(analysis.metrics, t.metric)
-            results[str(t)] = {
-                "metric": t.metric,
-                "op": t.op,
-                "value": t.value,
-                "actual": actual,
-                "passed": not t.fails(actual),
-            }
+        rules = json.loads(store.get_meta("verdict_rules") or "{}")
+        verdict = decide(
+            analysis.metrics,
+            thresholds,
+            implied=[(Threshold.parse(t), source) for t, source in analysis.implied_thresholds],
+            allow_empty=bool(rules.get("allow_empty", False)),
+            max_invalid_rate=float(rules.get("max_invalid_rate", DEFAULT_MAX_INVALID_RATE)),
+        )
         finished = store.get_meta("finished")
         if complete is None:
             complete = finished is not None
@@ -223,8 +257,10 @@ def render_reports(
             "seed": resolved["seed"],
             "findings": len(findings),
             "metrics": analysis.metrics,
-            "thresholds": results,
-            "passed": all(r["passed"] for r in results.values()),
+            "thresholds": verdict.thresholds,
+            "verdict": verdict.verdict,
+            "reasons": verdict.reasons,
+            "passed": verdict.passed,
             "spec": resolved["block"],
             **(store.get_state("info", {}) or {}),
             **analysis.info,
@@ -250,6 +286,8 @@ def run_options(
     seed: int = 0,
     overwrite: bool = False,
     fail_on: list[Threshold] | None = None,
+    allow_empty: bool = False,
+    max_invalid_rate: float = DEFAULT_MAX_INVALID_RATE,
 ) -> RunOutcome:
     """Run a technique from command-line options (the same validation as a spec block)."""
     from pydantic import ValidationError
@@ -263,5 +301,13 @@ def run_options(
         e = exc.errors()[0]
         option = "--" + str(e["loc"][0]).replace("_", "-") if e["loc"] else technique_name
         raise UsageError(f"{option}: {e['msg']}") from None
-    spec = BlockSpec(technique_name, out.name or technique_name, block, seed, list(fail_on or []))
+    spec = BlockSpec(
+        technique_name,
+        out.name or technique_name,
+        block,
+        seed,
+        list(fail_on or []),
+        allow_empty=allow_empty,
+        max_invalid_rate=max_invalid_rate,
+    )
     return run_block(spec, out, overwrite=overwrite)

@@ -32,6 +32,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from fairprobe.errors import SpecError
 
+DEFAULT_MAX_INVALID_RATE = 0.5
+"""A run with at least this share of invalid answers is inconclusive (``max_invalid_rate``)."""
+
 _OPS = {
     ">=": operator.ge,
     "<=": operator.le,
@@ -68,8 +71,10 @@ class Threshold:
         return bool(_OPS[self.op](actual, self.value))
 
 
-def lookup_metric(metrics: dict[str, Any], path: str) -> float:
-    """Value of a dotted ``path`` in nested ``metrics`` (keys may themselves contain dots or '+')."""
+def lookup_metric(metrics: dict[str, Any], path: str) -> float | None:
+    """Value of a dotted ``path`` in nested ``metrics`` (keys may themselves contain dots or '+').
+
+    ``None`` means the metric exists but has no data (a rate over zero cases)."""
     node: Any = metrics
     rest = path
     while rest:
@@ -82,6 +87,8 @@ def lookup_metric(metrics: dict[str, Any], path: str) -> float:
         node = node[match]
         rest = rest[len(match) + 1 :]
     else:
+        if node is None:
+            return None
         if isinstance(node, bool) or not isinstance(node, int | float):
             raise SpecError(f"threshold metric {path!r} is not a number in this technique's metrics")
         return float(node)
@@ -91,12 +98,16 @@ def lookup_metric(metrics: dict[str, Any], path: str) -> float:
 
 
 def flatten_metric_paths(metrics: dict[str, Any], prefix: str = "") -> list[str]:
+    """Dotted paths of every number in ``metrics``, and of every ``None`` (no data) that is not an
+    interval (``*_ci``)."""
     paths: list[str] = []
     for key, value in metrics.items():
         full = f"{prefix}{key}"
         if isinstance(value, dict):
             paths.extend(flatten_metric_paths(value, full + "."))
         elif isinstance(value, int | float) and not isinstance(value, bool):
+            paths.append(full)
+        elif value is None and not str(key).endswith("_ci"):
             paths.append(full)
     return paths
 
@@ -109,6 +120,18 @@ class BlockBase(BaseModel):
     name: str | None = Field(default=None, description="run directory name (defaults to the technique)")
     seed: int | None = Field(default=None, description="overrides the spec-wide seed for this block")
     thresholds: list[str] = Field(default_factory=list, description="fail conditions, METRIC OP VALUE")
+    allow_empty: bool | None = Field(
+        default=None,
+        description="pass a threshold whose metric has no data (n = 0) and a run that tested nothing "
+        "(default false: both fail)",
+    )
+    max_invalid_rate: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="the run is inconclusive (exit 1) when this share or more of its answers are "
+        "invalid (default 0.5)",
+    )
 
     execution_only: ClassVar[frozenset[str]] = frozenset()
     """Fields that never change findings (left out of the resume check)."""
@@ -130,13 +153,15 @@ class BlockSpec:
     block: BlockBase
     seed: int
     thresholds: list[Threshold]
+    allow_empty: bool = False
+    max_invalid_rate: float = DEFAULT_MAX_INVALID_RATE
 
     def resolved(self) -> dict[str, Any]:
         """The block as run: defaults filled in; compared on resume."""
         return {
             "technique": self.technique,
             "seed": self.seed,
-            "block": self.block.model_dump(mode="json", exclude={"thresholds", "name", "seed"}),
+            "block": self.block.model_dump(mode="json", exclude=_VERDICT_ONLY),
         }
 
     def resolved_hash(self) -> str:
@@ -149,12 +174,21 @@ class BlockSpec:
         return hashlib.sha256(text.encode()).hexdigest()
 
     def resolved_yaml(self) -> str:
-        doc = {"seed": self.seed, "thresholds": [str(t) for t in self.thresholds]}
+        doc = {
+            "seed": self.seed,
+            "thresholds": [str(t) for t in self.thresholds],
+            "allow_empty": self.allow_empty,
+            "max_invalid_rate": self.max_invalid_rate,
+        }
         doc[self.technique] = {"name": self.name, **self.resolved()["block"]}
         return yaml.safe_dump(doc, sort_keys=False)
 
 
-_TOP_LEVEL = {"version", "seed", "out", "thresholds"}
+_TOP_LEVEL = {"version", "seed", "out", "thresholds", "allow_empty", "max_invalid_rate"}
+
+_VERDICT_ONLY = {"thresholds", "name", "seed", "allow_empty", "max_invalid_rate"}
+"""Block fields that decide the verdict, not the findings: kept out of the resume check and stored
+beside the run (a changed threshold re-judges a finished run without re-running it)."""
 
 
 def line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
@@ -225,6 +259,15 @@ def parse_spec(
     except SpecError as exc:
         raise SpecError(f"{source}:{line_of(root, ('thresholds',))}: {exc}") from None
 
+    allow_empty = data.get("allow_empty", False)
+    if not isinstance(allow_empty, bool):
+        raise SpecError(f"{source}:{line_of(root, ('allow_empty',))}: allow_empty must be true or false")
+    max_invalid = data.get("max_invalid_rate", DEFAULT_MAX_INVALID_RATE)
+    if isinstance(max_invalid, bool) or not isinstance(max_invalid, int | float) or not 0 <= max_invalid <= 1:
+        raise SpecError(
+            f"{source}:{line_of(root, ('max_invalid_rate',))}: max_invalid_rate must be a number in [0, 1]"
+        )
+
     blocks: list[BlockSpec] = []
     names: set[str] = set()
     for key, value in data.items():
@@ -252,7 +295,17 @@ def parse_spec(
             names.add(name)
             thresholds = shared_thresholds + [Threshold.parse(t) for t in block.thresholds]
             blocks.append(
-                BlockSpec(key, name, block, block.seed if block.seed is not None else seed, thresholds)
+                BlockSpec(
+                    key,
+                    name,
+                    block,
+                    block.seed if block.seed is not None else seed,
+                    thresholds,
+                    allow_empty=block.allow_empty if block.allow_empty is not None else allow_empty,
+                    max_invalid_rate=(
+                        block.max_invalid_rate if block.max_invalid_rate is not None else float(max_invalid)
+                    ),
+                )
             )
     if not blocks:
         known = ", ".join(sorted(techniques))

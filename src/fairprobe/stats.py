@@ -8,15 +8,20 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 import numpy as np
 
 DEFAULT_RESAMPLES = 1000
 
 
-def rate(successes: int, total: int) -> float:
-    """``successes / total``, and 0.0 for an empty total (rates in reports are plain numbers)."""
-    return successes / total if total else 0.0
+def rate(successes: int, total: int) -> float | None:
+    """``successes / total``; ``None`` ("no data") for an empty total.
+
+    A rate over zero cases is not 0.0: reporting 0 would let a run that tested nothing pass every
+    ``< x`` threshold. ``None`` becomes JSON ``null``, "no data" in the report, and fails any
+    threshold on it (:mod:`fairprobe.verdict`)."""
+    return successes / total if total else None
 
 
 def bootstrap_ci(
@@ -74,11 +79,32 @@ def proportion_ci(
     return (float(lo), float(hi))
 
 
-def rate_with_ci(flags: Sequence[bool], *, seed: int = 0) -> tuple[float, list[float]]:
-    """A rate and its 95% bootstrap interval, shaped for ``summary.json`` (``x`` and ``x_ci``)."""
+def rate_with_ci(flags: Sequence[bool], *, seed: int = 0) -> tuple[float | None, list[float] | None]:
+    """A rate and its 95% bootstrap interval, shaped for ``summary.json`` (``x`` and ``x_ci``).
+
+    With no flags the rate and its interval are ``None`` (no data), never ``0.0`` / ``[0, 0]``."""
     arr = np.asarray(flags, dtype=bool)
+    if arr.size == 0:
+        return (None, None)
     lo, hi = proportion_ci(arr, seed=seed)
-    return (float(arr.mean()) if arr.size else 0.0, [round(lo, 6), round(hi, 6)])
+    return (float(arr.mean()), [round(lo, 6), round(hi, 6)])
+
+
+def rate_fields(name: str, flags: Sequence[bool], *, seed: int = 0) -> dict[str, Any]:
+    """``{name: rate, name_ci: [lo, hi], name_n: n}`` for a summary's metrics (rate and interval
+    ``None`` when ``n == 0``)."""
+    value, ci = rate_with_ci(flags, seed=seed)
+    return {name: value, f"{name}_ci": ci, f"{name}_n": int(len(flags))}
+
+
+def invalid_fields(invalid: int, tested: int) -> dict[str, Any]:
+    """The keys every technique puts at the top of its metrics (:mod:`fairprobe.verdict` reads them):
+
+    - ``tested``: test cases (or answers) the run attempted;
+    - ``invalid``: those whose answer could not be used (unparsable, judge failure, refusal, error);
+    - ``invalid_rate``: ``invalid / tested``, ``None`` when nothing was tested.
+    """
+    return {"tested": int(tested), "invalid": int(invalid), "invalid_rate": rate(invalid, tested)}
 
 
 def entropy_bits(items: Sequence[Hashable]) -> float:

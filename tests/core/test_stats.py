@@ -22,7 +22,8 @@ def test_proportion_ci_matches_generic_bootstrap_and_is_seeded():
 
 def test_degenerate_inputs():
     assert proportion_ci([]) == (0.0, 0.0)
-    assert rate_with_ci([]) == (0.0, [0.0, 0.0])
+    # A rate over zero cases is "no data", never 0.0 with the interval [0, 0] (issue 16).
+    assert rate_with_ci([]) == (None, None)
     assert rate_with_ci([True, True]) == (1.0, [1.0, 1.0])
     assert bootstrap_ci([5.0]) == (5.0, 5.0)
 

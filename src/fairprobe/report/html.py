@@ -85,9 +85,19 @@ def render_html(path: Path, summary: dict[str, Any], analysis: Analysis, finding
     columns, rows, hidden = table_findings(shown, analysis)
     hidden += len(findings) - len(shown)
     headline = []
-    for metric in flatten_metric_paths(summary["metrics"])[:40]:
+    metrics = summary["metrics"]
+    # The headline leads with what was tested and how much of it was usable, then the rates;
+    # a rate's `_n` sibling is shown in its row, not as a row of its own.
+    paths = [p for p in flatten_metric_paths(metrics) if not p.endswith("_n")]
+    first = [p for p in ("tested", "invalid", "invalid_rate") if p in paths]
+    for metric in (first + [p for p in paths if p not in first])[:40]:
         headline.append(
-            (metric, lookup_metric(summary["metrics"], metric), _ci_of(summary["metrics"], metric))
+            (
+                metric,
+                lookup_metric(metrics, metric),
+                _ci_of(metrics, metric),
+                _sibling(metrics, metric, "_n"),
+            )
         )
     charts = {"bar": bar_chart, "venn": venn_chart, "radar": radar_chart}
     sections = [(s, charts[s.kind](s) if s.kind in charts else None) for s in analysis.sections]
@@ -107,11 +117,16 @@ def render_html(path: Path, summary: dict[str, Any], analysis: Analysis, finding
     atomic_write(path, html)
 
 
-def _ci_of(metrics: dict[str, Any], path: str) -> list[float] | None:
-    """The `<name>_ci` sibling of a metric, when the analysis computed one."""
+def _sibling(metrics: dict[str, Any], path: str, suffix: str) -> Any:
+    """The ``<name><suffix>`` sibling of a metric (e.g. ``_ci``, ``_n``), or None."""
     parent_path, _, leaf = path.rpartition(".")
     node: Any = metrics
     for part in parent_path.split(".") if parent_path else []:
         node = node.get(part, {}) if isinstance(node, dict) else {}
-    ci = node.get(f"{leaf}_ci") if isinstance(node, dict) else None
+    return node.get(f"{leaf}{suffix}") if isinstance(node, dict) else None
+
+
+def _ci_of(metrics: dict[str, Any], path: str) -> list[float] | None:
+    """The `<name>_ci` sibling of a metric, when the analysis computed one."""
+    ci = _sibling(metrics, path, "_ci")
     return ci if isinstance(ci, list) and len(ci) == 2 else None

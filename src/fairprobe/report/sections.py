@@ -120,3 +120,6 @@ class Analysis:
     """Finding fields shown in the report's findings table (all scalar fields when empty)."""
     failure_field: str | None = None
     """Boolean finding field that marks a finding as a failure (highlighted, filterable)."""
+    implied_thresholds: list[tuple[str, str]] = field(default_factory=list)
+    """Fail conditions the test cases carry themselves, as ``(METRIC OP VALUE, source)`` (e.g. a
+    CAFFE case's expected fairness level); judged with the user's thresholds."""
