@@ -5,14 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fairprobe.methods.audit.evaluate import (
+    Trajectories,
     auec,
     error_at,
     evaluate_paths,
+    format_line,
     queries_to_epsilon,
+    reached,
     read_trajectories,
+    summarise,
 )
 
 DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "bafa-trajectories"
@@ -75,9 +80,34 @@ def test_auec_matches_table_1_baselines(name: str, value: float) -> None:
 
 @needs_data
 def test_bafa_auec_of_released_files_is_what_the_readme_says() -> None:
-    # The paper's BAFA AUEC (0.019 / 0.022) is not reproduced by the released files; they give these.
-    assert round(auec(_one("evaluation_BAFA_bafa_trajectories_jigsaw.csv", "disagreement")), 3) == 0.026
-    assert round(auec(_one("evaluation_BAFA_bafa_trajectories_jigsaw.csv", "bo")), 3) == 0.031
+    # The paper's BAFA AUEC (0.019 / 0.022) is not reproduced by the released files. With the
+    # published carry-forward they give these; 9 of the 20 runs end before 1,000 queries.
+    disagreement = _one("evaluation_BAFA_bafa_trajectories_jigsaw.csv", "disagreement")
+    assert round(auec(disagreement, carry=True), 3) == 0.026
+    assert round(auec(_one("evaluation_BAFA_bafa_trajectories_jigsaw.csv", "bo"), carry=True), 3) == 0.031
+    # By default only the runs that reached 1,000 queries count.
+    assert reached(disagreement, 1000) == 11
+    assert round(auec(disagreement), 3) == 0.028
+
+
+@needs_data
+def test_error_at_250_leaves_out_released_runs_that_end_before_250() -> None:
+    bo = _one("evaluation_BAFA_bafa_trajectories_jigsaw.csv", "bo")
+    assert bo.replicates == 20 and reached(bo, 250) == 18  # two runs end at 144 and 160 queries
+    mean, sd = error_at(bo, 250)
+    assert (round(mean, 3), round(sd, 3)) == (0.021, 0.016)  # carrying their last error gave 0.022
+
+
+@needs_data
+def test_cerm_ablation_files_load() -> None:
+    per_run = _one("evaluation_ablations_c-erm_ablation_jigsaw.csv")
+    assert per_run.strategy == "stratified_cerm" and per_run.replicates == 19
+    assert queries_to_epsilon(per_run, 0.02) == 320
+    agg = _one("evaluation_plots_agg_jigsaw_agg_cerm.csv")  # source,strategy,T,n,mean,std
+    assert agg.strategy == "ablation-cerm" and agg.replicates == 19
+    mean, sd = error_at(agg, 250)
+    assert mean == pytest.approx(0.031, abs=0.001) and sd == pytest.approx(0.028, abs=0.001)
+    assert queries_to_epsilon(agg, 0.05) == 137
 
 
 @needs_data
@@ -91,6 +121,8 @@ def test_cli_evaluate_prints_one_line_per_file_and_strategy(cli, tmp_path: Path)
     )
     assert "base_jigsaw_stratified q@0.02=5956 q@0.05=452 err@250=0.064±0.038 auec@1000=0.066" in lines
     assert "skipped" in res.stderr and "run_metadata" in res.stderr  # a file of no known layout, with a note
+    assert "evaluation_plots_agg_jigsaw_agg_cerm q@0.02=" in res.stdout  # the aggregated ablation layout
+    assert "2 of 20 replicate(s) ended before 250 queries" in res.stderr
     summary = json.loads((tmp_path / "ev" / "summary.json").read_text())
     assert summary["metrics"]["base_bios_power"]["queries_to_0.02"] == 5396
 
@@ -109,6 +141,53 @@ def test_own_layout_and_unknown_files(tmp_path: Path) -> None:
     assert list(metrics) == ["t"]
     assert metrics["t"]["queries_to_0.05"] == 40  # mean error at 40 is 0.02; budgets below 36 never count
     assert metrics["t"]["coverage"] == 0.75  # round 0 of seed 1 misses the true value 0.1
-    assert metrics["t"]["error_at_250"] == pytest.approx(0.02)
-    assert len(notes) == 1 and "other.csv" in notes[0]
-    assert lines[0].startswith("t q@0.02=40 q@0.05=40 err@250=0.020±0.010")
+    assert metrics["t"]["error_at_250"] is None  # both runs end at 40 queries: no error at 250
+    assert len(notes) == 2 and "other.csv" in notes[0] and "too few" in notes[1]
+    assert lines[0].startswith("t q@0.02=40 q@0.05=40 err@250=- auec@1000=-")
+
+
+def _traj(curves: dict[str, list[tuple[float, float]]], stopped: tuple[str, ...] = ()) -> Trajectories:
+    return Trajectories(
+        "t",
+        "bafa",
+        {k: (np.array([p[0] for p in v]), np.array([p[1] for p in v])) for k, v in curves.items()},
+        stopped=frozenset(stopped),
+    )
+
+
+def test_queries_to_epsilon_counts_seeds_that_stopped_early() -> None:
+    # Seed "a" stopped by ε at 52 queries with error 0.04; seed "b" went on, error 0.01 from 68.
+    curves = {"a": [(36, 0.30), (52, 0.04)], "b": [(36, 0.30), (52, 0.30), (68, 0.01), (84, 0.01)]}
+    # Dropping the stopped seed, the mean at 68 would be 0.01 (seed b alone) and pass ε = 0.02.
+    assert queries_to_epsilon(_traj(curves), 0.02) == 68
+    # Counting it (its final answer stands), the mean at 68 is (0.04 + 0.01) / 2 = 0.025.
+    assert queries_to_epsilon(_traj(curves, stopped=("a",)), 0.02) is None
+    assert queries_to_epsilon(_traj(curves, stopped=("a",)), 0.03) == 68
+
+
+def test_error_at_and_auec_only_for_runs_that_reached_t() -> None:
+    curves = {"long": [(100, 0.02), (1000, 0.02)], "short": [(100, 0.5), (200, 0.5)]}
+    traj = _traj(curves)
+    assert error_at(traj, 250) == (pytest.approx(0.02), 0.0)  # "short" ended at 200: left out
+    assert auec(traj) == pytest.approx(0.02)
+    assert auec(traj, carry=True) == pytest.approx((0.02 + 0.5) / 2)
+    assert error_at(_traj({"short": curves["short"]}), 250) == (None, None)
+    s = summarise(traj)
+    assert s["error_at_250_replicates"] == 1 and s["auec_1000_replicates"] == 1
+    assert "too few" in s["note"] and "1 of 2 replicate(s) ended before 250" in s["note"]
+    assert format_line("t", summarise(_traj({"short": curves["short"]}))).endswith("err@250=- auec@1000=-")
+
+
+def test_own_layout_reads_stopped_by() -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.csv"
+        path.write_text(
+            "strategy,seed,round,queries,lower,upper,estimate,width,error,true_value,stopped_by\n"
+            "bafa,0,0,36,-0.5,0.5,0.0,1.0,0.10,0.1,epsilon\n"
+            "bafa,1,0,36,-0.5,0.5,0.0,1.0,0.10,0.1,budget\n",
+            encoding="utf-8",
+        )
+        (traj,) = read_trajectories(path) or []
+    assert traj.stopped == frozenset({"0"})
