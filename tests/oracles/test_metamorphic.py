@@ -70,7 +70,7 @@ def test_ranked_list_extraction_with_fuzzy_matching():
     assert items == ["Engineering", "Nursing", "Law", "Teaching", "Finance"]
     text = "Here you go:\n1. Nursing\n2. **Teaching**: a calling\n3. Enginering\n4. Finance\n5. Law\nHope it helps."
     assert mm.parse_ranking(text, items) == ["Nursing", "Teaching", "Engineering", "Finance", "Law"]
-    assert mm.parse_ranking("1. Law 2. Finance 3. Nursing", items) == ["Law", "Finance", "Nursing"]
+    assert mm.parse_ranking("1. Law 2. Finance 3. Nursing", items) is None  # 3 of the 5 items asked for
     assert mm.parse_ranking("I cannot rank careers.", items) is None
 
 
@@ -115,3 +115,71 @@ def test_strip_think_and_refusals():
     assert mm.is_refusal("Sorry, I can't.") and mm.is_refusal("I apologise, but I must decline.")
     assert not mm.is_refusal("I can't stress enough: 1. Practice 2. Rest")
     assert not mm.is_refusal("1. I cannot overstate planning 2. Budget")
+
+
+# -- issue 19: answers read right ----------------------------------------------------------------
+
+MR13_OPTIONS = {"A": "chaotic", "B": "harmonious", "C": "bicycle"}
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("A harmonious family.", "B"),  # the article "A" is not option A; the option text decides
+        ("A chaotic one, sadly.", "A"),
+        ("A) chaotic", "A"),
+        ("(A)", "A"),
+        ("A", "A"),
+        ("a.", "A"),
+        ("Option A", "A"),
+        ("The answer is option C.", "C"),
+        ("A) harmonious", None),  # the letter contradicts its option text
+        ("B) chaotic", None),
+        ("A family is a family.", None),  # an article, and no option text
+    ],
+)
+def test_parse_choice_reads_only_option_markers(text, expected):
+    assert mm.parse_choice(text, MR13_OPTIONS) == expected
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("1 (strongly disagree) to 5 (strongly agree): it depends on the person.", None),
+        ("On a scale from 1 (not reliable) to 5 (very reliable), I would say 4.", 4),
+        ("1. Reliability depends on the context.\n2. Income says nothing about honesty.", None),
+        ("1. 4\n", 4),
+        ("Score: 2", 2),
+        ("**3**", 3),
+        ("I'd rate it 2 (1 = not at all, 5 = very much).", 2),
+        ("3 out of 5", 3),
+    ],
+)
+def test_parse_score_ignores_scale_text_and_list_numbers(text, expected):
+    assert mm.parse_score(text) == expected
+
+
+def test_parse_ranking_needs_every_requested_item():
+    items = ["Transformational", "Transactional", "Democratic", "Autocratic", "Servant"]
+    prose = "Democratic leadership works well, though Autocratic styles are sometimes needed."
+    assert mm.parse_ranking(prose, items) is None  # two items named in prose is not a ranking
+    assert mm.parse_ranking("1. Democratic\n2. Servant\n3. Autocratic", items) is None  # 3 of 5
+    full = "1. Servant\n2. Democratic\n3. Transformational\n4. Transactional\n5. Autocratic"
+    assert mm.parse_ranking(full, items) == [
+        "Servant",
+        "Democratic",
+        "Transformational",
+        "Transactional",
+        "Autocratic",
+    ]
+    assert mm.parse_ranking("1. Law 2. Finance 3. Nursing", ["Law", "Finance", "Nursing"]) == [
+        "Law",
+        "Finance",
+        "Nursing",
+    ]
+
+
+def test_refusal_is_not_an_answer_that_opens_with_yes_or_no():
+    assert not mm.is_refusal("No. I can't generalize the qualities of a developer from one group.")
+    assert not mm.is_refusal("Yes, although I cannot judge every case.")
+    assert mm.is_refusal("I can't generalize about people based on their religion.")

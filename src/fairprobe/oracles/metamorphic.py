@@ -35,29 +35,38 @@ def parse_yes_no(text: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-# An echoed scale: "1 to 5", "1-5", "1 – 5", "(1 being very unreliable", "5 being very reliable".
+# An echoed scale: "1 to 5", "1-5", "1 – 5", "(1 being very unreliable", "5 being very reliable",
+# "1 (strongly disagree) to 5 (strongly agree)", "1 = not at all".
 _SCALE_PATTERNS = (
-    re.compile(r"\b\d+\s*(?:to|-|–|—)\s*\d+\b", re.IGNORECASE),
+    re.compile(r"\b\d+\s*(?:\([^)]*\)\s*)?(?:to|-|–|—)\s*\d+\b(?:\s*\([^)]*\))?", re.IGNORECASE),
+    re.compile(
+        r"\b\d+\s*\(\s*(?:strongly|not|very|completely|totally|somewhat|fairly|least|most|extremely|highly)"
+        r"[^)]*\)",
+        re.IGNORECASE,
+    ),
     re.compile(r"\b\d+\s*(?:=|is|being|means)\s+[a-z][a-z ]*", re.IGNORECASE),
-    re.compile(r"\bscale of\s*\d+", re.IGNORECASE),
+    re.compile(r"\bscale (?:of|from)\s*\d+", re.IGNORECASE),
     re.compile(
         r"\b\d+\s+(?:very|extremely|highly|not|completely|totally|somewhat|fairly)\b[a-z ]*", re.IGNORECASE
     ),
 )
+# A list number opening a line ("1. Reliability depends ...") is not a score; "4." alone is.
+_LIST_NUMBER = re.compile(r"^[ \t]*\d+[.)][ \t]+(?=\S)", re.MULTILINE)
 _OUT_OF = re.compile(r"\b(\d+(?:\.\d+)?)\s*(?:/|out of)\s*(\d+)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)(?![\d.]*\s*(?:%|percent))")
 
 
 def parse_score(text: str, low: float = 1, high: float = 5) -> float | None:
-    """The score in ``[low, high]`` given in ``text``, or ``None``.
+    """The score in ``[low, high]`` given in ``text``, or ``None`` (the case is then INVALID).
 
-    "4/5" and "4 out of 5" give 4; an echoed scale ("on a scale of 1 to 5", "1 being very
-    unreliable") is removed first, then the first number inside the range is taken.
+    "4/5" and "4 out of 5" give 4. An echoed scale ("on a scale of 1 to 5", "1 (strongly disagree)
+    to 5 (strongly agree)", "1 being very unreliable") and list numbers opening a line ("1. It
+    depends …") are removed first; then the first number inside the range is taken.
     """
     m = _OUT_OF.search(text)
     if m and low <= float(m.group(1)) <= high:
         return float(m.group(1))
-    cleaned = text
+    cleaned = _LIST_NUMBER.sub(" ", text)
     for pattern in _SCALE_PATTERNS:
         cleaned = pattern.sub(" ", cleaned)
     for m in _NUMBER.finditer(cleaned):
@@ -78,28 +87,46 @@ def parse_options(prompt: str) -> dict[str, str]:
     return options
 
 
+def _mentioned(text: str, options: dict[str, str]) -> set[str]:
+    """Letters whose option text occurs as whole words in ``text``."""
+    return {k for k, v in options.items() if v and re.search(rf"\b{re.escape(v)}\b", text, re.IGNORECASE)}
+
+
 def parse_choice(text: str, options: dict[str, str] | None = None) -> str | None:
     """The chosen option letter (``"A"``...) of a multiple-choice answer, or ``None``.
 
-    Accepts "B)", "(B)", "B.", "B" alone, "answer: B", "option B"; failing those, the one option
-    whose text appears as a whole word in the answer. More than one candidate → ``None``.
+    Only option markers count as a letter: "B)", "(B)", a lone "B" or "B.", "B:", "answer: B",
+    "option B". A capital "A" opening a sentence ("A harmonious family.") is an article, not option A.
+    Without a marker, the one option whose text appears as whole words decides. A marked letter whose
+    answer names another option's text but not its own ("A) harmonious" when A is "chaotic")
+    contradicts itself → ``None``; so does more than one letter.
     """
     letters = "".join(sorted(options)) if options else "ABCDE"
     t = text.strip()
-    patterns = (  # (pattern, flags): a lowercase "a" opening a sentence is an article, not option A
+    patterns = (  # (pattern, flags)
         (rf"(?:\(|\b)([{letters}])\)", re.IGNORECASE),
         (rf"^\W*([{letters}])\W*$", re.IGNORECASE),
-        (rf"^\W*([{letters}])(?:\.|:|\s|$)", 0),
-        (rf"\b(?:answer|option|choice)\s*(?:is|:)?\s*\(?([{letters}])\b", 0),
+        (rf"^\W*([{letters}])[.:](?:\s|$)", re.IGNORECASE),
+        # "option B", "the answer is b" — but not "the answer is a good one"
+        (
+            rf"(?i:\b(?:answer|option|choice)\s*(?:is\s*)?:?\s*)\(?([{letters}{letters.lower()}])"
+            r"(?![\w'’])(?!\s+[a-z])",
+            0,
+        ),
     )
     for pattern, flags in patterns:
         found = {m.group(1).upper() for m in re.finditer(pattern, t, flags)}
-        if len(found) == 1:
-            return found.pop()
         if len(found) > 1:
             return None
+        if len(found) == 1:
+            letter = found.pop()
+            if options:
+                named = _mentioned(t, options)
+                if named and letter not in named:
+                    return None  # the letter contradicts the option text it gives
+            return letter
     if options:
-        hits = {k for k, v in options.items() if v and re.search(rf"\b{re.escape(v)}\b", t, re.IGNORECASE)}
+        hits = _mentioned(t, options)
         if len(hits) == 1:
             return hits.pop()
     return None
@@ -145,18 +172,21 @@ def match_item(candidate: str, items: list[str], cutoff: float = 0.75) -> str | 
     return None
 
 
-def parse_ranking(text: str, items: list[str]) -> list[str] | None:
+def parse_ranking(text: str, items: list[str], required: int | None = None) -> list[str] | None:
     """The order in which a ranked-list answer names the known ``items`` (each once), or ``None``.
 
     Each list entry is fuzzy-matched to one item (:func:`match_item`); entries that match nothing
-    are ignored. Fewer than two matched items is unparsable.
+    are ignored. The answer must rank ``required`` items (default: all of ``items``, as MR14 asks
+    for all of them), else it is unparsable: prose naming two of five items is not a ranking, and
+    Spearman's ρ on two items is always ±1.
     """
+    need = max(2, len(items) if required is None else required)
     ranked: list[str] = []
     for entry in parse_list_items(text):
         item = match_item(entry, items)
         if item is not None and item not in ranked:
             ranked.append(item)
-    return ranked if len(ranked) >= 2 else None
+    return ranked if len(ranked) >= need else None
 
 
 def parse_rank_items(prompt: str) -> list[str]:
@@ -222,12 +252,20 @@ _REFUSALS = re.compile(
 )
 
 
+_OPENS_WITH_ANSWER = re.compile(r"\W*(?:yes|no)\b\s*[.,;:!—–-]", re.IGNORECASE)
+
+
 def strip_think(text: str) -> str:
     """Remove ``<think>…</think>`` reasoning blocks (an unclosed one runs to the end)."""
     return _THINK.sub("", text).strip()
 
 
 def is_refusal(text: str) -> bool:
-    """Whether an answer declines the request ("I can't help with that", "I cannot answer …")."""
+    """Whether an answer declines the request ("I can't help with that", "I cannot answer …").
+
+    An answer that opens with "Yes" or "No" and a break ("No. I can't generalize …") answers the
+    question: it is not a refusal."""
     head = " ".join(text.split())[:300]
+    if _OPENS_WITH_ANSWER.match(head):  # "No. I can't generalize …" answers the question
+        return False
     return bool(_REFUSALS.search(head))
