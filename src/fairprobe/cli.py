@@ -100,7 +100,9 @@ def finish(outcomes) -> None:
     failed = False
     for outcome in outcomes:
         verdict = _SHOWN.get(outcome.verdict, escape(outcome.verdict))
-        out.print(f"{escape(str(outcome.summary['name']))}: {verdict} · report: {escape(str(outcome.report))}")
+        out.print(
+            f"{escape(str(outcome.summary['name']))}: {verdict} · report: {escape(str(outcome.report))}"
+        )
         for reason in outcome.summary.get("reasons", []):
             out.print(f"  {outcome.verdict}: {escape(reason)}", highlight=False, soft_wrap=True)
         failed |= not outcome.passed

@@ -24,7 +24,10 @@ def test_run_writes_four_reports_with_the_summary_schema(cli, labelled, tmp_path
     assert summary["metrics"]["accuracy"] == 0.9
     lo, hi = summary["metrics"]["accuracy_ci"]
     assert lo <= 0.9 <= hi
-    assert summary["passed"] is True and summary["thresholds"] == {}
+    # No user threshold: only the default rule that the answers were readable (issue 16).
+    assert summary["passed"] is True and summary["verdict"] == "pass"
+    assert list(summary["thresholds"]) == ["invalid_rate>=0.5"]
+    assert summary["thresholds"]["invalid_rate>=0.5"]["actual"] == 0.0
     assert summary["model"]["fingerprints"][0]["backend"]
     findings = [json.loads(line) for line in (run_dir / "findings.jsonl").read_text().splitlines()]
     assert len(findings) == 10 and sum(not f["correct"] for f in findings) == 1

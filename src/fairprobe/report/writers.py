@@ -83,8 +83,17 @@ def write_junit(path: Path, summary: dict[str, Any], groups: list[Group]) -> Non
         cases += 1
         if not result["passed"]:
             failures += 1
-            fail = ET.SubElement(case, "failure", message=f"{text} holds")
-            fail.text = f"actual {result['metric']} = {result['actual']}"
+            fail = ET.SubElement(case, "failure", message=result.get("reason") or f"{text} holds")
+            actual = "no data" if result["actual"] is None else result["actual"]
+            fail.text = f"actual {result['metric']} = {actual}"
+    # The verdict itself: an inconclusive run (no data, too many INVALID answers) fails CI too.
+    verdict = summary.get("verdict", "pass" if summary.get("passed") else "fail")
+    case = ET.SubElement(suite, "testcase", classname=f"{suite_name}.verdict", name=f"verdict: {verdict}")
+    cases += 1
+    if verdict != "pass":
+        failures += 1
+        fail = ET.SubElement(case, "failure", message=verdict)
+        fail.text = "\n".join(summary.get("reasons", []))
     suite.set("tests", str(cases))
     suite.set("failures", str(failures))
     suite.set("errors", "0")

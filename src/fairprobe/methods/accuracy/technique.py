@@ -13,7 +13,8 @@ from fairprobe.registry import Technique
 from fairprobe.report.sections import Analysis, BarChart, Group, Table
 from fairprobe.runner import RunContext
 from fairprobe.spec import BlockBase
-from fairprobe.stats import rate_with_ci
+from fairprobe.models.base import INVALID
+from fairprobe.stats import invalid_fields, rate_with_ci
 
 BATCH = 32
 
@@ -72,7 +73,16 @@ def analyse(block: AccuracyBlock, findings: list[dict[str, Any]], seed: int) -> 
         per_label[label] = {"recall": value, "recall_ci": ci, "n": len(by_label[label])}
     confusion = Counter(("+".join(f["expected"]), "+".join(f["predicted"])) for f in findings)
     labels = sorted({k for pair in confusion for k in pair})
-    metrics = {"accuracy": acc, "accuracy_ci": acc_ci, "n": len(findings), "by_label": per_label}
+    # An answer the model's parser could not read counts as wrong (it never inflates accuracy) and is
+    # counted as invalid, so a model that answers nothing usable is inconclusive, not "accurate 0%".
+    invalid = sum(INVALID in f["predicted"] for f in findings)
+    metrics = {
+        **invalid_fields(invalid, len(findings)),
+        "accuracy": acc,
+        "accuracy_ci": acc_ci,
+        "n": len(findings),
+        "by_label": per_label,
+    }
     return Analysis(
         metrics=metrics,
         sections=[
@@ -80,7 +90,7 @@ def analyse(block: AccuracyBlock, findings: list[dict[str, Any]], seed: int) -> 
                 "Recall by true label",
                 list(per_label),
                 [v["recall"] for v in per_label.values()],
-                ci=[tuple(v["recall_ci"]) for v in per_label.values()],
+                ci=[tuple(v["recall_ci"] or (0.0, 0.0)) for v in per_label.values()],
                 max_value=1.0,
                 caption="Bars: share of texts of that label predicted correctly; whiskers: 95% bootstrap CI.",
             ),
@@ -91,13 +101,17 @@ def analyse(block: AccuracyBlock, findings: list[dict[str, Any]], seed: int) -> 
             ),
         ],
         groups=[
-            Group(f"label {label}", v["n"], [f"by_label.{label}"], f"recall {v['recall']:.3f}")
+            Group(f"label {label}", v["n"], [f"by_label.{label}"], f"recall {_show(v['recall'])}")
             for label, v in per_label.items()
         ]
-        + [Group("overall", len(findings), ["accuracy", "n"], f"accuracy {acc:.3f}")],
+        + [Group("overall", len(findings), ["accuracy", "n"], f"accuracy {_show(acc)}")],
         finding_columns=["id", "expected", "predicted", "correct", "text"],
         failure_field=None,
     )
+
+
+def _show(value: float | None) -> str:
+    return "no data" if value is None else f"{value:.3f}"
 
 
 EXAMPLE = """\
