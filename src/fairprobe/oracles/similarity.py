@@ -7,10 +7,19 @@ technique that compares two model answers. Each scorer is ``fit(corpus)`` then `
   ``random_state=42``) → cosine. The latent space is *fitted on a corpus*: by default the batch
   being scored (``a + b`` and any extra texts), as the authors' replication code does, so a pair's
   score depends on the other texts of the batch. Pass a fixed reference corpus to ``fit`` to make
-  scores comparable across batches. With fewer documents (or terms) than components the number
-  of components is reduced to ``min(docs, terms) - 1`` and :attr:`note` says so.
+  scores comparable across batches. A corpus with fewer documents (or terms) than components
+  spans fewer latent dimensions: the space keeps all ``min(docs, terms)`` of them (an exact SVD),
+  which is what the authors' ``TruncatedSVD(n_components=100)`` returns on such a batch, so a
+  single pair scores the TF-IDF cosine of its two answers, never a degenerate 1.0; :attr:`note`
+  says so.
 - :class:`LDASimilarity` — count vectoriser → LDA with 30 topics (``random_state=42``) → cosine
   between the documents' topic distributions.
+
+LDA fits on the corpus in a canonical (sorted) order, so its scores never depend on the order in
+which the responses arrived (its random initialisation of each document's topic mixture
+otherwise follows the row order). LSA keeps the order it is given: the authors' randomized SVD is
+an approximation whose digits move (by up to ~0.03) with the row order, and CAFFE passes the
+authors' order (every first response, then every second response) so its scores are theirs.
 - :class:`EmbeddingSimilarity` — cosine of normalised sentence embeddings
   (:func:`fairprobe.models.embeddings.load_embedder`; MiniLM by default; the paper's
   bert-base-uncased is not available offline).
@@ -59,6 +68,7 @@ class _CorpusScorer:
     """Shared ``fit`` / ``score`` logic of the corpus-fitted metrics (LSA, LDA)."""
 
     name = ""
+    canonical_order = False
 
     def __init__(self) -> None:
         self.note = ""
@@ -67,6 +77,8 @@ class _CorpusScorer:
 
     def fit(self, corpus: Sequence[str]) -> _CorpusScorer:
         texts = [t or "" for t in corpus]
+        if self.canonical_order:
+            texts.sort()  # LDA: scores must not depend on the order of the corpus
         if self.name in ("lsa", "lda"):
             _require_sklearn()
         if not texts:
@@ -124,28 +136,33 @@ class LSASimilarity(_CorpusScorer):
             self.note = "lsa: the corpus has no terms; every text is treated as empty"
             return
         self._empty_vocabulary = False
-        limit = min(matrix.shape[0], matrix.shape[1]) - 1
-        k = min(self.components, limit)
+        docs, terms = matrix.shape
+        k = min(self.components, docs, terms)
         self._svd = None
-        if k < 1:
-            self.components_used = 0
-            self.note = f"lsa: corpus of {matrix.shape[0]} document(s) and {matrix.shape[1]} term(s) is too small for SVD; TF-IDF cosine used"
-            return
+        self._basis = None
         if k < self.components:
+            # Fewer latent dimensions than components: keep every one of them (exact SVD). The
+            # authors' TruncatedSVD(100) returns the same span on such a batch; dropping one more
+            # (k = docs - 1) made a lone pair collinear, so it always scored 1.0.
+            _, _, vt = np.linalg.svd(matrix.toarray(), full_matrices=False)
+            self._basis = vt[:k]
             self.note = (
-                f"lsa: {k} SVD components instead of {self.components} "
-                f"(corpus has {matrix.shape[0]} documents, {matrix.shape[1]} terms)"
+                f"lsa: the corpus has {docs} document(s) and {terms} term(s), fewer than "
+                f"{self.components} components; the space keeps all {k} latent dimensions "
+                "(the TF-IDF span, as the authors' code does); give a reference corpus of more than "
+                f"{self.components} documents for a fixed {self.components}-dimensional space"
             )
         else:
             self.note = ""
-        self._svd = TruncatedSVD(n_components=k, random_state=self.random_state).fit(matrix)
+            self._svd = TruncatedSVD(n_components=k, random_state=self.random_state).fit(matrix)
         self.components_used = k
 
     def _transform(self, texts: list[str]) -> np.ndarray:
         matrix = self._tfidf.transform(texts)
         if self._svd is None:
-            return matrix.toarray()
-        reduced = self._svd.transform(matrix)
+            reduced = np.asarray(matrix @ self._basis.T)
+        else:
+            reduced = self._svd.transform(matrix)
         # A text with no known term maps to the zero vector; keep it zero (not the SVD's offset).
         empty = np.asarray(matrix.getnnz(axis=1)) == 0
         reduced[empty] = 0.0
@@ -156,6 +173,7 @@ class LDASimilarity(_CorpusScorer):
     """LDA topic-distribution similarity (CAFFE §5.2 RQ2; counts → 30-topic LDA → cosine)."""
 
     name = "lda"
+    canonical_order = True
 
     def __init__(self, topics: int = 30, random_state: int = 42):
         super().__init__()
