@@ -3,7 +3,9 @@
 :class:`CachedClassifier` and :class:`CachedChatModel` wrap a model of either protocol. A batch is
 de-duplicated, looked up in the run store and then the global cache (by fingerprint key and
 request key), and only the misses are sent to the model, in chunks; each answered chunk is written
-in one transaction before the next is sent, so a killed run loses at most one chunk.
+in one transaction before the next is sent, so a killed run loses at most one chunk. A model that
+answers one request at a time (``chat_each``, the HTTP backends) has each answer stored as it
+arrives: a request that finally fails, or a kill -9, loses no answered request of its chunk.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class _CachedCalls:
         encode: Callable[[Any], Any],
         decode: Callable[[Any], Any],
         on_chunk: Callable[[int], None] | None,
+        call_each: Callable[[list[Any], Callable[[int, Any], None]], list[Any]] | None = None,
     ) -> list[Any]:
         unique: dict[str, Any] = {}
         for key, item in zip(keys, items, strict=True):
@@ -65,7 +68,16 @@ class _CachedCalls:
         todo = [k for k in unique if k not in found]
         for start in range(0, len(todo), self.chunk_size):
             chunk = todo[start : start + self.chunk_size]
-            outputs = call([unique[k] for k in chunk])
+            if call_each is not None:
+
+                def store_one(index: int, output: Any, chunk: list[str] = chunk) -> None:
+                    one = {chunk[index]: encode(output)}
+                    for store in self._stores:
+                        store.put_responses(self._fp, one)
+
+                outputs = call_each([unique[k] for k in chunk], store_one)
+            else:
+                outputs = call([unique[k] for k in chunk])
             if len(outputs) != len(chunk):
                 from fairprobe.errors import ModelOutputError
 
@@ -88,6 +100,13 @@ class CachedClassifier(_CachedCalls):
     def __init__(self, inner: Classifier, stores: Sequence[Store], chunk_size: int = 64):
         super().__init__(inner.fingerprint, stores, chunk_size)
         self.inner = inner
+        chat_model = getattr(inner, "chat_model", None)  # an LLMClassifier: cache its chat answers too
+        if (
+            chat_model is not None
+            and hasattr(chat_model, "chat_each")
+            and not isinstance(chat_model, CachedChatModel)
+        ):
+            inner.chat_model = CachedChatModel(chat_model, stores)  # type: ignore[attr-defined]
 
     def predict(self, texts: list[str], on_chunk: Callable[[int], None] | None = None) -> list[Prediction]:
         keys = [sha256_hex(t) for t in texts]
@@ -107,6 +126,13 @@ class CachedChatModel(_CachedCalls):
         self, requests: list[ChatRequest], on_chunk: Callable[[int], None] | None = None
     ) -> list[ChatResponse]:
         keys = [r.cache_key() for r in requests]
+        each = getattr(self.inner, "chat_each", None)
         return self._resolve(
-            keys, list(requests), self.inner.chat, ChatResponse.to_json, ChatResponse.from_json, on_chunk
+            keys,
+            list(requests),
+            self.inner.chat,
+            ChatResponse.to_json,
+            ChatResponse.from_json,
+            on_chunk,
+            call_each=each,
         )

@@ -47,6 +47,22 @@ TEXT_CANDIDATES = tuple(
 LABEL_CANDIDATES = ("label", "labels", "target", "class", "category", "sentiment", "y")
 """Column names tried when no label column is given; none present means an unlabelled dataset."""
 
+MAX_TEXT_CHARS = 1_000_000
+"""Longest text accepted (characters; spaCy's default ``max_length``). A longer text is a
+:class:`~fairprobe.errors.DataError` naming its row: parsing and mutating one 50 MB text took GBs of
+memory. Override with the ``FAIRPROBE_MAX_TEXT_CHARS`` environment variable."""
+
+
+def max_text_chars() -> int:
+    import os
+
+    value = os.environ.get("FAIRPROBE_MAX_TEXT_CHARS", "")
+    try:
+        return int(value) if value.strip() else MAX_TEXT_CHARS
+    except ValueError:
+        raise UsageError(f"FAIRPROBE_MAX_TEXT_CHARS={value!r} is not a whole number of characters") from None
+
+
 HF_SPLITS = ("train", "test", "validation", "dev", "unsupervised")
 """Names read as a split (not a config) in ``hf:NAME:X``."""
 
@@ -403,6 +419,7 @@ def _build(
     seen: set[str] = set()
     multilabel = bool(preset and preset.multilabel and lcol == preset.label_col)
     skipped = 0
+    limit_chars = max_text_chars()
     for i in range(n_rows):
         text = _plain(texts[i])
         if isinstance(text, (list, tuple)):  # e.g. ECtHR facts: a list of paragraphs
@@ -410,6 +427,11 @@ def _build(
         if _missing(text):
             skipped += 1
             continue
+        if len(str(text)) > limit_chars:
+            raise DataError(
+                f"row {i} of {source!r} has a text of {len(str(text)):,} characters, over the limit of "
+                f"{limit_chars:,}; split it into smaller documents (or raise FAIRPROBE_MAX_TEXT_CHARS)"
+            )
         rid = str(i) if ids is None else _plain(ids[i])
         if _missing(rid):
             raise DataError(f"row {i} of {source!r} has an empty id; fill the id column or drop it")

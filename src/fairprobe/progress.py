@@ -48,7 +48,7 @@ class ProgressReporter:
         self._start = time.monotonic()
         if self._tty:
             self._bar = Progress(
-                TextColumn("{task.description}"),
+                TextColumn("{task.description}", markup=False),  # run names are user text
                 BarColumn(),
                 MofNCompleteColumn(),
                 TaskProgressColumn(),

@@ -6,7 +6,9 @@ and what to do, never a parser's traceback. :func:`read_columns` picks the reade
 
 from __future__ import annotations
 
+import codecs
 import csv
+import hashlib
 import importlib.util
 import json
 from collections.abc import Mapping, Sequence
@@ -30,6 +32,73 @@ def package_file(package: str, rel: str, source: str) -> Path:
     return path
 
 
+TEXT_SUFFIXES = frozenset(
+    ".csv .tsv .jsonl .ndjson .json .yaml .yml .txt .md .tsv .cfg .ini .toml .xml .html".split()
+)
+"""Input files checked to be UTF-8 text (others, e.g. Parquet, are only hashed)."""
+
+
+def not_utf8(path: Path, exc: UnicodeDecodeError, data: bytes | None = None) -> DataError:
+    """The one-line error for a file with bytes that are not UTF-8: where, which byte, how to fix."""
+    where = ""
+    if data is not None:
+        line = data.count(b"\n", 0, exc.start) + 1
+        where = f" at line {line}"
+    bad = exc.object[exc.start : exc.start + 1].hex() if exc.object else "?"
+    return DataError(
+        f"{path} is not UTF-8 text (byte 0x{bad}{where}); re-save it as UTF-8, e.g. "
+        f"`iconv -f latin1 -t utf-8 {path} > fixed{path.suffix}`"
+    )
+
+
+def read_text(path: Path, what: str = "file") -> str:
+    """A text file's content as UTF-8 (a leading byte-order mark is dropped), or one DataError."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{what} {path} not found; check the path") from None
+    except OSError as exc:
+        raise DataError(f"cannot read {what} {path}: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise not_utf8(path, exc, data) from None
+
+
+def input_file_sha256(path: Path, what: str = "input file") -> str:
+    """sha256 of an input file's bytes (for the resume check); a text file (by extension) is also
+    checked to be UTF-8 on the way, so bad bytes are a DataError naming the file before a run."""
+    digest = hashlib.sha256()
+    decoder = codecs.getincrementaldecoder("utf-8")() if path.suffix.lower() in TEXT_SUFFIXES else None
+    lines = 0
+    try:
+        with path.open("rb") as fh:
+            while block := fh.read(1 << 20):
+                digest.update(block)
+                if decoder is not None:
+                    try:
+                        decoder.decode(block)
+                    except UnicodeDecodeError as exc:
+                        line = lines + block.count(b"\n", 0, exc.start) + 1
+                        raise DataError(
+                            f"{what}: {path} is not UTF-8 text (byte 0x{block[min(exc.start, len(block) - 1)]:02x} at line "
+                            f"{line}); re-save it as UTF-8, e.g. `iconv -f latin1 -t utf-8 {path} > "
+                            f"fixed{path.suffix}`"
+                        ) from None
+                    lines += block.count(b"\n")
+            if decoder is not None:
+                try:
+                    decoder.decode(b"", final=True)
+                except UnicodeDecodeError:
+                    raise DataError(
+                        f"{what}: {path} ends inside a multi-byte character (not UTF-8 text); "
+                        "re-save it as UTF-8"
+                    ) from None
+    except OSError as exc:
+        raise DataError(f"cannot read {what} {path}: {exc.strerror}") from None
+    return digest.hexdigest()
+
+
 def read_columns(path: Path) -> dict[str, list[Any]]:
     """The file's columns by name, in row order; the reader is chosen by the file extension."""
     suffix = path.suffix.lower()
@@ -43,7 +112,7 @@ def read_columns(path: Path) -> dict[str, list[Any]]:
         if suffix in (".parquet", ".pq"):
             return _read_parquet(path)
     except UnicodeDecodeError as exc:
-        raise DataError(f"{path} is not UTF-8 text ({exc.reason}); re-save it as UTF-8") from exc
+        raise not_utf8(path, exc) from None
     raise DataError(
         f"{path}: unknown file type {suffix or '(none)'!r}; "
         "use .csv, .tsv, .jsonl, .ndjson, .json, .parquet or .pq"
@@ -54,7 +123,9 @@ def _read_csv(path: Path, sep: str) -> dict[str, list[Any]]:
     import pandas as pd
 
     try:  # every cell as a string: ids and labels are never turned into floats
-        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_filter=False)
+        df = pd.read_csv(  # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8") is not part of a name
+            path, sep=sep, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig"
+        )
     except pd.errors.EmptyDataError as exc:
         raise DataError(f"{path} is empty; give a file with a header row and at least one row") from exc
     except (pd.errors.ParserError, csv.Error) as exc:
@@ -64,7 +135,7 @@ def _read_csv(path: Path, sep: str) -> dict[str, list[Any]]:
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     rows = []
-    with path.open(encoding="utf-8") as fh:
+    with path.open(encoding="utf-8-sig") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
@@ -82,7 +153,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def _read_json(path: Path) -> list[dict[str, Any]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":  # JSON lines saved as .json
             return read_jsonl(path)

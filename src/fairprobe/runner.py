@@ -19,15 +19,15 @@ from typing import Any
 
 from fairprobe import __version__
 from fairprobe.caching import CachedChatModel, CachedClassifier
-from fairprobe.errors import FairprobeError, InternalError, RunStateError
+from fairprobe.errors import DataError, FairprobeError, InternalError, RunStateError
 from fairprobe.progress import ProgressReporter
 from fairprobe.registry import get as get_technique
 from fairprobe.report.html import render_html
 from fairprobe.report.writers import write_findings, write_json_lines, write_junit, write_summary
 from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
 from fairprobe.spec import DEFAULT_MAX_INVALID_RATE, BlockSpec, Threshold
-from fairprobe.verdict import decide
 from fairprobe.store import Store, default_cache_path
+from fairprobe.verdict import decide
 
 
 def _now() -> str:
@@ -115,23 +115,81 @@ class RunOutcome:
         return self.run_dir / "report.html"
 
 
+RUN_ARTEFACTS = (
+    SHARDS_DIR,
+    "findings.jsonl",
+    "summary.json",
+    "report.html",
+    "junit.xml",
+    "error.log",
+    "spec.yaml",
+    "tests.jsonl",
+    "prompts.jsonl",
+    "trajectory.csv",
+)
+"""What a run writes into its folder besides ``run.db``: removed when a run starts from empty (a
+fresh folder, ``--overwrite``, or replacing a run that recorded nothing). Other files are left."""
+
+
+def _remove_artefacts(run_dir: Path) -> None:
+    import shutil
+
+    for name in RUN_ARTEFACTS:
+        path = run_dir / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+
+
+def _recorded_nothing(store: Store, run_dir: Path) -> bool:
+    """True for a run that stopped before it recorded any work (e.g. at an input error): replacing it
+    loses nothing, so a corrected command needs no --overwrite."""
+    if store.get_meta("finished") is not None or store.count_findings():
+        return False
+    if shard_files(run_dir / SHARDS_DIR):
+        return False
+    return not (store.state_keys("") - {"info"})
+
+
 def open_run(spec: BlockSpec, run_dir: Path, *, overwrite: bool = False) -> Store:
-    """Open (or create) the run store for ``spec`` in ``run_dir``, enforcing the resume rules."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    store = Store(run_dir / "run.db")
+    """Open (or create) the run store for ``spec`` in ``run_dir``, enforcing the resume rules.
+
+    The folder is locked (``run.lock``) for as long as the returned store is open: a second run into
+    it fails at once. A run starts from empty (:data:`RUN_ARTEFACTS` removed) when ``run.db`` records
+    no run, and with ``overwrite`` when it records another spec: the run records are cleared in one
+    transaction first, so a run killed half-way through the clean-up also starts from empty."""
+    from fairprobe.store import RunLock
+
+    spec_hash = spec.resolved_hash()  # hashes (and checks) the input files before touching run_dir
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunStateError(f"cannot create run folder {run_dir}: {exc.strerror}; check --out") from None
+    lock = RunLock(run_dir).acquire()
+    try:
+        store = Store(run_dir / "run.db")
+    except BaseException:
+        lock.release()
+        raise
+    store.run_lock = lock
     previous = store.get_meta("spec_hash")
-    if previous is not None and previous != spec.resolved_hash():
-        if not overwrite:
+    if previous is not None and previous != spec_hash:
+        if not overwrite and not _recorded_nothing(store, run_dir):
+            changed = _what_changed(store, spec)
             store.close()
             raise RunStateError(
-                f"{run_dir} holds a run of a different spec; pass --overwrite to replace it or choose another --out"
+                f"{run_dir} holds a run of a different spec{changed}; pass --overwrite "
+                "to replace it or choose another --out"
             )
-        store.clear_run()
+        store.clear_run()  # the atomic step: from here on the folder holds no run
         previous = None
     if previous is None:
+        _remove_artefacts(run_dir)
         store.set_meta(
-            spec_hash=spec.resolved_hash(),
+            spec_hash=spec_hash,
             spec_json=json.dumps(spec.resolved()),
+            inputs=json.dumps(spec.input_hashes()),
             technique=spec.technique,
             name=spec.name,
             started=_now(),
@@ -139,6 +197,60 @@ def open_run(spec: BlockSpec, run_dir: Path, *, overwrite: bool = False) -> Stor
         )
     (run_dir / "spec.yaml").write_text(spec.resolved_yaml(), encoding="utf-8")
     return store
+
+
+def _what_changed(store: Store, spec: BlockSpec) -> str:
+    """`` (data=x.csv changed)`` when the settings are the same but an input file's content is not."""
+    try:
+        if json.loads(store.get_meta("spec_json") or "null") != spec.resolved():
+            return ""
+        old = json.loads(store.get_meta("inputs") or "{}")
+    except (ValueError, FairprobeError):
+        return ""
+    changed = [k for k, v in spec.input_hashes().items() if old.get(k) != v]
+    return f" (the content of {', '.join(changed)} changed)" if changed else ""
+
+
+def check_thresholds(technique: Any, spec: BlockSpec, thresholds: list[Threshold]) -> None:
+    """Fail before the run starts when a threshold names a metric the technique does not report.
+
+    Techniques do not declare their metrics up front, so this analyses zero findings and checks
+    each threshold's dotted path against the metrics that gives. A path into a dict that is empty
+    without data (per-group metrics, keyed by what the data holds) is accepted; a technique whose
+    analysis cannot run on zero findings is not checked here (the verdict reports it later)."""
+    from fairprobe.errors import UsageError
+    from fairprobe.spec import flatten_metric_paths
+
+    if not thresholds:
+        return
+    try:
+        findings: Any = []
+        if technique.finding_schema is not None:
+            findings = FindingsTable.from_dicts([], technique.finding_schema)
+        metrics = technique.analyse(spec.block, findings, spec.seed).metrics
+    except Exception:  # noqa: BLE001 - an analysis that needs data cannot tell; the verdict will
+        return
+    for threshold in thresholds:
+        if not _metric_may_exist(metrics, threshold.metric):
+            known = ", ".join(flatten_metric_paths(metrics)) or "(none)"
+            raise UsageError(
+                f"threshold {threshold}: {spec.technique} has no metric {threshold.metric!r}; "
+                f"known metrics: {known}"
+            )
+
+
+def _metric_may_exist(metrics: Any, path: str) -> bool:
+    node, rest = metrics, path
+    while rest:
+        if not isinstance(node, dict):
+            return False
+        if not node:
+            return True  # keyed by data (e.g. groups): unknown until the run
+        match = max((k for k in node if rest == k or rest.startswith(f"{k}.")), key=len, default=None)
+        if match is None:
+            return False
+        node, rest = node[match], rest[len(match) + 1 :]
+    return not isinstance(node, dict)
 
 
 def run_block(
@@ -151,18 +263,31 @@ def run_block(
 ) -> RunOutcome:
     """Execute one block (resuming what is done), then write the four report files."""
     technique = get_technique(spec.technique)
-    store = open_run(spec, run_dir, overwrite=overwrite)
     thresholds = [*spec.thresholds, *(fail_on or [])]
+    check_thresholds(technique, spec, thresholds)
+    store = open_run(spec, run_dir, overwrite=overwrite)
     store.set_meta(
         thresholds=json.dumps([str(t) for t in thresholds]),
-        verdict_rules=json.dumps({"allow_empty": spec.allow_empty, "max_invalid_rate": spec.max_invalid_rate}),
+        verdict_rules=json.dumps(
+            {"allow_empty": spec.allow_empty, "max_invalid_rate": spec.max_invalid_rate}
+        ),
     )
     cache_path = default_cache_path()
-    cache = Store(cache_path) if cache_path is not None else None
+    try:
+        cache = Store(cache_path) if cache_path is not None else None
+    except BaseException:
+        store.close()
+        raise
     ctx = RunContext(run_dir, store, cache, spec.seed, spec.name, quiet=quiet)
     started = time.monotonic()
     try:
-        technique.execute(spec.block, ctx)
+        try:
+            technique.execute(spec.block, ctx)
+        except UnicodeDecodeError as exc:  # a reader that did not say which file: still exit 2
+            raise DataError(
+                f"an input file of block {spec.name!r} is not UTF-8 text ({exc.reason}); re-save "
+                "its data/dictionary/case/tests files as UTF-8"
+            ) from exc
     except (FairprobeError, KeyboardInterrupt):
         # Keep what is done readable: findings so far, marked incomplete. A re-run resumes.
         _partial_reports(run_dir, store)
@@ -180,8 +305,10 @@ def run_block(
             cache.close()
     store.set_meta(finished=_now(), elapsed_s=f"{time.monotonic() - started:.3f}")
     ctx.log(f"executed in {time.monotonic() - started:.1f}s; writing reports")
-    summary = render_reports(run_dir, store=store)
-    store.close()
+    try:
+        summary = render_reports(run_dir, store=store)
+    finally:
+        store.close()  # also releases the run folder's lock
     return RunOutcome(run_dir, summary)
 
 

@@ -136,6 +136,19 @@ class BlockBase(BaseModel):
     execution_only: ClassVar[frozenset[str]] = frozenset()
     """Fields that never change findings (left out of the resume check)."""
 
+    input_files: ClassVar[frozenset[str] | None] = None
+    """Fields that name input files (data, dictionary, case, tests, KB, ...): the resume check hashes
+    their content, so an edited file is a different run. ``None`` (the default) means every string
+    or list-of-strings field whose value names an existing local file; names like ``imdb-sample``
+    or ``hf:NAME`` are not files and are left out."""
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str | None) -> str | None:
+        if value is not None:
+            check_folder_name(value, "name")
+        return value
+
     @field_validator("thresholds")
     @classmethod
     def _check_thresholds(cls, value: list[str]) -> list[str]:
@@ -166,12 +179,43 @@ class BlockSpec:
 
     def resolved_hash(self) -> str:
         """Hash of what decides the findings (execution-only settings left out, so a run resumes
-        on another executor)."""
+        on another executor), including the content hash of every input file
+        (:meth:`input_hashes`): an edited data file is a different run, never an old resume."""
         resolved = self.resolved()
         skip = getattr(type(self.block), "execution_only", frozenset())
-        resolved["block"] = {k: v for k, v in resolved["block"].items() if k not in skip}
+        resolved["block"] = {
+            k: _without_execution_options(v) for k, v in resolved["block"].items() if k not in skip
+        }
+        inputs = self.input_hashes()
+        if inputs:  # left out when there are none, so such runs keep their earlier hash
+            resolved["inputs"] = inputs
         text = json.dumps(resolved, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
+
+    def input_hashes(self) -> dict[str, str]:
+        """``{"field[=value]": sha256}`` of every local input file of the block.
+
+        Text files are also checked to be UTF-8 here (one read serves both), so a file with stray
+        bytes is one :class:`~fairprobe.errors.DataError` naming it before anything runs."""
+        from fairprobe.readers import input_file_sha256
+
+        declared = getattr(type(self.block), "input_files", None)
+        out: dict[str, str] = {}
+        for field_name, value in self.block:
+            if field_name in _VERDICT_ONLY or (declared is not None and field_name not in declared):
+                continue
+            values = value if isinstance(value, list | tuple) else [value]
+            for item in values:
+                if not isinstance(item, str) or not item or "\n" in item:
+                    continue
+                path = Path(item).expanduser()
+                try:
+                    is_file = path.is_file()
+                except (OSError, ValueError):
+                    is_file = False
+                if is_file:
+                    out[f"{field_name}={item}"] = input_file_sha256(path, f"{self.technique}.{field_name}")
+        return out
 
     def resolved_yaml(self) -> str:
         doc = {
@@ -182,6 +226,54 @@ class BlockSpec:
         }
         doc[self.technique] = {"name": self.name, **self.resolved()["block"]}
         return yaml.safe_dump(doc, sort_keys=False)
+
+
+def check_folder_name(value: str, what: str) -> str:
+    """Refuse a run-folder ``name`` that would leave the ``out`` folder (``../x``, ``/abs``, ``a/b``)."""
+    if (
+        not value.strip()
+        or value in (".", "..")
+        or "/" in value
+        or "\\" in value
+        or "\0" in value
+        or Path(value).is_absolute()
+    ):
+        raise ValueError(
+            f"{what} {value!r} must be a plain folder name (no '/', '..' or absolute path): "
+            "run folders stay inside `out`"
+        )
+    return value
+
+
+def check_out(value: Any, source: str) -> None:
+    """Refuse a spec ``out:`` that is absolute or climbs out of the spec's folder with ``..``
+    (a shared spec must not write anywhere); ``--out`` on the command line may point anywhere."""
+    if not isinstance(value, str) or not value.strip():
+        raise SpecError(f"{source}: out must be a folder name, e.g. out: fairprobe-runs")
+    p = Path(value)
+    if p.is_absolute() or value.startswith("~") or ".." in p.parts:
+        raise SpecError(
+            f"{source}: out {value!r} must be a relative folder without '..'; "
+            "pass an absolute folder with --out instead"
+        )
+
+
+EXECUTION_OPTIONS = ("timeout", "retries", "concurrency", "backoff", "max_backoff")
+"""Model-URI query options that never change answers (see :mod:`fairprobe.models.uri`)."""
+
+
+def _without_execution_options(value: Any) -> Any:
+    """A model URI's execution options (``?timeout=..&retries=..``) never change findings: they are
+    left out of the resume check, so raising a timeout resumes the same run."""
+    if isinstance(value, list):
+        return [_without_execution_options(v) for v in value]
+    if not (isinstance(value, str) and "?" in value and value.startswith(("openai", "gguf:", "hf:"))):
+        return value
+    from fairprobe.models.uri import split_query
+
+    rest, options = split_query(value)
+    kept = {k: v for k, v in options.items() if k not in EXECUTION_OPTIONS}
+    return rest if not kept else f"{rest}?{'&'.join(f'{k}={v}' for k, v in kept.items())}"
 
 
 _TOP_LEVEL = {"version", "seed", "out", "thresholds", "allow_empty", "max_invalid_rate"}
@@ -318,7 +410,11 @@ def load_spec(path: str | Path) -> tuple[list[BlockSpec], dict[str, Any]]:
     p = Path(path)
     if not p.is_file():
         raise SpecError(f"spec file {p} not found; write an example with `fairprobe init {p}`")
-    text = p.read_text(encoding="utf-8")
+    from fairprobe.readers import read_text
+
+    text = read_text(p, "spec file")
     blocks = parse_spec(text, str(p))
     settings = yaml.safe_load(text)
+    if "out" in settings:
+        check_out(settings["out"], str(p))
     return blocks, {k: settings[k] for k in _TOP_LEVEL if k in settings}

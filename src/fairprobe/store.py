@@ -47,23 +47,52 @@ def default_cache_path() -> Path | None:
     return Path.home() / ".cache" / "fairprobe" / "cache.db"
 
 
+def _how_to_fix(path: Path) -> str:
+    if path.name == "run.db":
+        return (
+            f"delete the run folder {path.parent} (or pass --overwrite after deleting {path.name}) and re-run"
+        )
+    return f"delete {path} (a cache: only answers are lost) or set FAIRPROBE_CACHE=off"
+
+
 class Store:
-    """One SQLite file in WAL mode. Thread-safe for the batch-level use fairprobe makes of it."""
+    """One SQLite file in WAL mode. Thread-safe for the batch-level use fairprobe makes of it.
+
+    A file that is not a SQLite database (or is damaged) is a :class:`RunStateError` that names it
+    and says how to fix it, never a traceback."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RunStateError(f"cannot create {self.path.parent}: {exc.strerror}; check the path") from None
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-        except sqlite3.Error as exc:  # pragma: no cover - depends on the file system
-            raise RunStateError(f"cannot open store {self.path}: {exc}; check the path is writable") from exc
-        self._lock = threading.Lock()
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+            self._lock = threading.Lock()
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            self._db.execute("SELECT COUNT(*) FROM meta").fetchone()
+        except sqlite3.DatabaseError as exc:
+            try:
+                self._db.close()
+            except Exception:  # noqa: BLE001 - the open error is the one to report
+                pass
+            if isinstance(exc, sqlite3.OperationalError) and "locked" not in str(exc):
+                raise RunStateError(
+                    f"cannot open store {self.path}: {exc}; check the path is writable"
+                ) from None
+            raise RunStateError(
+                f"{self.path} is damaged or not a fairprobe store ({exc}); {_how_to_fix(self.path)}"
+            ) from None
 
     def close(self) -> None:
         self._db.close()
+        lock = getattr(self, "run_lock", None)
+        if lock is not None:
+            self.run_lock = None
+            lock.release()
 
     def __enter__(self) -> Store:
         return self
@@ -163,3 +192,48 @@ class Store:
             for table in ("findings", "state", "meta", "models"):
                 self._db.execute(f"DELETE FROM {table}")
             self._db.execute("COMMIT")
+
+
+LOCK_FILE = "run.lock"
+"""File in a run folder that a running ``fairprobe`` holds locked (with its PID inside)."""
+
+
+class RunLock:
+    """An exclusive lock on a run folder, so two runs never write the same ``run.db`` and shards.
+
+    ``fcntl.flock`` on ``<run>/run.lock``: the operating system drops it when the process dies (even
+    on kill -9), so a stale file never blocks a later run. A second run gets a
+    :class:`RunStateError` at once naming the PID that holds it. Where ``fcntl`` is missing
+    (Windows) the lock is a no-op."""
+
+    def __init__(self, folder: Path):
+        self.path = Path(folder) / LOCK_FILE
+        self._fh: Any = None
+
+    def acquire(self) -> RunLock:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            return self
+        fh = self.path.open("a+")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            pid = fh.read().strip() or "?"
+            fh.close()
+            raise RunStateError(
+                f"run folder {self.path.parent} in use by PID {pid}; wait for that run to finish "
+                "or choose another --out"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self._fh = fh
+        return self
+
+    def release(self) -> None:
+        if self._fh is not None:
+            self._fh.close()  # closing the descriptor drops the flock
+            self._fh = None

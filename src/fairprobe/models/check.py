@@ -19,7 +19,9 @@ CHECK_PROMPT = "Say hello."
 def check_model(uri: str, **options: Any) -> dict[str, Any]:
     """Load ``uri`` and send one request: a short text to a classifier, "Say hello." to a chat model.
 
-    Returns ``{"uri", "kind", "fingerprint", "fingerprint_key", "load_s", "latency_s", "output"}``.
+    Returns ``{"uri", "kind", "fingerprint", "fingerprint_key", "load_s", "latency_s", "output"}``,
+    plus ``fingerprint_inputs`` (``{what: sha256}``: source and weights files, hook values) for
+    models that hash several things into ``fingerprint.weights`` (``py:``, ``py-chat:``).
     Raises :class:`~fairprobe.errors.ModelError` when the model cannot be loaded or called.
     """
     start = time.perf_counter()
@@ -36,11 +38,13 @@ def check_model(uri: str, **options: Any) -> dict[str, Any]:
         output = {"prompt": CHECK_PROMPT, "response": response.to_json()}
     latency_s = time.perf_counter() - start
     fp = model.fingerprint
+    inputs = getattr(model, "fingerprint_inputs", None)
     return {
         "uri": uri,
         "kind": kind,
         "fingerprint": fp.to_json(),
         "fingerprint_key": fp.key,
+        **({"fingerprint_inputs": inputs} if inputs else {}),
         "load_s": round(load_s, 4),
         "latency_s": round(latency_s, 4),
         "output": output,

@@ -16,7 +16,8 @@ import logging
 import random
 import re
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -118,7 +119,7 @@ class OpenAIChat:
             trust_env=host not in _LOOPBACK,
         )
         self._jitter = random.Random()
-        served = self.served_models() if probe else []
+        served = self._served_models_retried() if probe else []
         if model is None:
             if not served:
                 raise ModelError(
@@ -173,6 +174,44 @@ class OpenAIChat:
         except (ValueError, AttributeError, TypeError):
             return []
 
+    def _served_models_retried(self) -> list[str]:
+        """:meth:`served_models`, retried like a chat request on a transient failure (timeout, 429,
+        5xx), since the served id is part of the fingerprint: a flaky ``/models`` must not give the
+        same model another cache key. A server without ``/models`` (404) consistently gives ``[]``."""
+        url = f"{self.base_url}/models"
+        problem = ""
+        for attempt in range(self.retries + 1):
+            try:
+                response = self._client.get(url)
+            except httpx.ConnectError:
+                raise self._unreachable() from None
+            except httpx.TransportError as exc:
+                problem, retry_after = f"{type(exc).__name__}", None
+            else:
+                code = response.status_code
+                if code in (401, 403):
+                    raise self._http_error(response, url)
+                if code == 200:
+                    return self._model_ids(response)
+                if code != 429 and code < 500:
+                    return []  # no /models endpoint: the same answer every time
+                problem, retry_after = f"HTTP {code}", _retry_after_seconds(response)
+            if attempt < self.retries:
+                time.sleep(self._delay(attempt, retry_after))
+        raise ModelError(
+            f"{url} failed {self.retries + 1} times (last: {problem}); the served model id keys the "
+            "response cache, so fairprobe does not guess it; check the server, or raise retries "
+            "(add ?retries=8&timeout=120 to the model URI)"
+        )
+
+    @staticmethod
+    def _model_ids(response: httpx.Response) -> list[str]:
+        try:
+            data = response.json().get("data", [])
+            return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
+        except (ValueError, AttributeError, TypeError):
+            return []
+
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(retry_after, self.max_backoff)
@@ -203,14 +242,28 @@ class OpenAIChat:
 
     # -- the protocol -------------------------------------------------------------------------
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
-        """The JSON body sent for ``request`` (decoding parameters come from the request)."""
-        return {
+        """The JSON body sent for ``request`` (decoding parameters come from the request).
+
+        A ``json_schema`` request asks for constrained decoding: OpenAI's ``json_schema`` response
+        format on api.openai.com; llama.cpp's ``{"type": "json_object", "schema": ...}`` elsewhere
+        (llama-cpp-python's server rejects the ``json_schema`` type; vLLM and Ollama accept
+        ``json_object``)."""
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": request.message_dicts(),
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
             "seed": request.effective_seed,
         }
+        if request.json_schema is not None:
+            if (urlsplit(self.base_url).hostname or "").endswith("openai.com"):
+                body["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": "answer", "schema": request.json_schema, "strict": False},
+                }
+            else:
+                body["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        return body
 
     def _send(self, request: ChatRequest) -> ChatResponse:
         url = f"{self.base_url}/chat/completions"
@@ -260,22 +313,57 @@ class OpenAIChat:
                 "check that the server speaks the OpenAI chat API"
             )
         raise ModelError(
-            f"{url} failed {attempts} times (last: {problem}); check the server, or raise retries= / timeout="
+            f"{url} failed {attempts} times (last: {problem}); check the server, or raise retries / "
+            f"timeout (now {self.retries} / {self.timeout:g} s): add ?retries=8&timeout=120 to the "
+            "model URI, in the spec or on the command line"
         )
 
     def chat(self, requests: list[ChatRequest]) -> list[ChatResponse]:
         """One response per request, same order; up to ``concurrency`` requests in flight."""
+        return self.chat_each(requests, None)
+
+    def chat_each(
+        self, requests: list[ChatRequest], on_answer: Callable[[int, ChatResponse], None] | None
+    ) -> list[ChatResponse]:
+        """:meth:`chat`, calling ``on_answer(index, response)`` (in this thread) as each answer
+        arrives, so a caller can store it at once. When a request finally fails, the requests
+        already in flight still finish (and reach ``on_answer``); requests not yet started are
+        dropped; then the first error is raised."""
         requests = list(requests)
+        results: list[ChatResponse | None] = [None] * len(requests)
         if len(requests) <= 1 or self.concurrency == 1:
-            return [self._send(r) for r in requests]
+            for i, r in enumerate(requests):
+                results[i] = self._send(r)
+                if on_answer is not None:
+                    on_answer(i, results[i])
+            return results  # type: ignore[return-value]
+        error: BaseException | None = None
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(requests))) as pool:
-            futures: list[Future[ChatResponse]] = [pool.submit(self._send, r) for r in requests]
+            futures: dict[Future[ChatResponse], int] = {
+                pool.submit(self._send, r): i for i, r in enumerate(requests)
+            }
             try:
-                return [f.result() for f in futures]
+                for future in as_completed(futures):
+                    try:
+                        response = future.result()
+                    except CancelledError:
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - raised below, after the others
+                        if error is None:
+                            error = exc
+                            for f in futures:
+                                f.cancel()
+                        continue
+                    results[futures[future]] = response
+                    if on_answer is not None:
+                        on_answer(futures[future], response)
             except BaseException:
                 for f in futures:
                     f.cancel()
                 raise
+        if error is not None:
+            raise error
+        return results  # type: ignore[return-value]
 
     def close(self) -> None:
         self._client.close()

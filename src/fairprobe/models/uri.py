@@ -15,7 +15,12 @@ URI                                   backend                                   
 ====================================  ===========================================  ==========
 
 Backend options (``concurrency``, ``timeout``, ``retries``, ``n_ctx``, ...) are keyword options of
-the loaders and are checked here, in one place. Decoding parameters (temperature, max_tokens,
+the loaders and are checked here, in one place. They can also be written into the URI as a query,
+so a spec file or a ``--model`` flag sets them:
+``openai+http://127.0.0.1:8080/v1?timeout=120&retries=8#smollm2`` (or ``...#smollm2?timeout=120``).
+Options given to the loader in Python win over the URI's. ``timeout``, ``retries``,
+``concurrency``, ``backoff`` and ``max_backoff`` never change answers: they are left out of the
+resume check and of the fingerprint. Decoding parameters (temperature, max_tokens,
 seed) are not options: every :class:`ChatRequest` carries its own.
 """
 
@@ -56,9 +61,44 @@ class ModelURI:
         return f"{self.scheme}:{self.target}"
 
 
-def parse_uri(uri: str) -> ModelURI:
-    """Split a model URI into scheme, target and fragment; raise :class:`ModelError` if malformed."""
+def _option_value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def split_query(uri: str) -> tuple[str, dict[str, Any]]:
+    """``"openai+http://h/v1?timeout=5#m"`` -> ``("openai+http://h/v1#m", {"timeout": 5})``.
+
+    The query may sit before or after the ``#MODEL`` fragment; a URI without ``?`` is unchanged."""
     text = str(uri).strip()
+    if "?" not in text:
+        return text, {}
+    head, _, tail = text.partition("?")
+    query, hash_, fragment = tail.partition("#")
+    options: dict[str, Any] = {}
+    for part in query.split("&"):
+        if not part:
+            continue
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip():
+            raise ModelError(
+                f"bad option {part!r} in model URI '{text}'; write NAME=VALUE, e.g. ?timeout=120&retries=8"
+            )
+        options[key.strip()] = _option_value(value.strip())
+    return head + (hash_ + fragment if hash_ else ""), options
+
+
+def parse_uri(uri: str) -> ModelURI:
+    """Split a model URI into scheme, target and fragment; raise :class:`ModelError` if malformed.
+    Backend options in a ``?query`` are not part of it (see :func:`split_query`)."""
+    text = split_query(uri)[0]
     scheme, sep, rest = text.partition(":")
     scheme = scheme.lower()
     if not sep or not scheme:
@@ -178,6 +218,8 @@ def _build(u: ModelURI, kind: Kind, options: dict[str, Any]) -> Any:
 
 def load_model(uri: str, **options: Any) -> Classifier | ChatModel:
     """Load whatever ``uri`` naturally is: a :class:`Classifier` or a :class:`ChatModel`."""
+    uri, query = split_query(uri)
+    options = {**query, **options}
     u = parse_uri(uri)
     return _build(u, model_kind(u), options)
 
@@ -188,6 +230,8 @@ def load_classifier(uri: str, **options: Any) -> Classifier:
     A chat-model URI needs ``task=ClassificationTask(...)``: it is then wrapped in an
     :class:`~fairprobe.models.llm_classifier.LLMClassifier`.
     """
+    uri, query = split_query(uri)
+    options = {**query, **options}
     u = parse_uri(uri)
     task = options.pop("task", None)
     kind = model_kind(u)
@@ -206,6 +250,8 @@ def load_classifier(uri: str, **options: Any) -> Classifier:
 
 def load_chat(uri: str, **options: Any) -> ChatModel:
     """Load a :class:`ChatModel`; options are backend options (``concurrency``, ``timeout``, ...)."""
+    uri, query = split_query(uri)
+    options = {**query, **options}
     u = parse_uri(uri)
     if model_kind(u) != "chat":
         raise ModelError(
