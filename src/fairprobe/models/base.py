@@ -73,6 +73,10 @@ class ChatRequest:
 
     ``repeat`` is the index of a repeated sample: repeat *i* is sent with
     ``seed + i`` (see :attr:`effective_seed`), so repeats are distinct requests, cached one by one.
+
+    ``json_schema`` asks for constrained decoding: the answer must be a JSON value matching this
+    JSON Schema. Backends that support it enforce it (llama.cpp ``response_format`` with a schema,
+    OpenAI ``json_schema``); the others ignore it, so callers still parse the answer.
     """
 
     messages: tuple[Message, ...]
@@ -80,6 +84,7 @@ class ChatRequest:
     max_tokens: int = 256
     seed: int = 0
     repeat: int = 0
+    json_schema: dict[str, Any] | None = field(default=None, hash=False)
 
     @property
     def effective_seed(self) -> int:
@@ -102,6 +107,8 @@ class ChatRequest:
             "max_tokens": self.max_tokens,
             "seed": self.seed,
             "repeat": self.repeat,
+            # only when set, so the cache keys of unconstrained requests do not change
+            **({"json_schema": self.json_schema} if self.json_schema is not None else {}),
         }
 
     def cache_key(self) -> str:

@@ -68,11 +68,17 @@ class GGUFChat:
         start = time.perf_counter()
         try:
             self._llama.reset()
+            constrained = (
+                {"response_format": {"type": "json_object", "schema": request.json_schema}}
+                if request.json_schema is not None
+                else {}
+            )  # llama.cpp compiles the schema into a grammar
             out = self._llama.create_chat_completion(
                 messages=request.message_dicts(),
                 temperature=request.temperature,
                 max_tokens=request.max_tokens,
                 seed=request.effective_seed,
+                **constrained,
             )
         except ValueError as exc:  # e.g. prompt longer than the context
             raise ModelError(
