@@ -1,51 +1,71 @@
-"""HInter metrics (§4 "Metrics and Measures", RQ1–RQ4) and report sections, from findings alone.
+"""HInter metrics (§4 "Metrics and Measures", RQ1–RQ4), from findings alone.
 
 Definitions (denominators stated, since the paper leaves some implicit):
 
-- ``error_rate.atomic`` / ``.intersectional`` — bias error rate (metric 1): biased mutants / valid
-  mutants of that kind (the test suite T holds valid mutants only, Algorithm 1 line 21).
-- ``error_rate.by_pair["a+b"]`` — the intersectional rate restricted to mutants of that attribute
-  combination (Table 9 "I"); ``error_rate.by_attribute[a]`` — the atomic rate per attribute.
-- ``hidden_rate`` — hidden / biased intersectional mutants (metric 5, Table 9 "H").
+- A mutant is **judged** when it is valid (passes the dependency invariant, Algorithm 1 line 21),
+  the model answered it and the original, and neither answer is INVALID. A valid mutant with an
+  INVALID side is **invalid** (issue 16): it is never counted as biased, and it is left out of the
+  denominators below (the paper's definitions assume every answer is a label). Each rate has
+  ``<name>_n`` (judged mutants) and ``<name>_invalid`` (valid mutants with an INVALID side) beside it.
+- ``tested`` / ``invalid`` / ``invalid_rate`` (top level, read by :mod:`fairprobe.verdict`):
+  ``tested`` = valid mutants the model answered (atomic + intersectional), ``invalid`` = those of
+  them with an INVALID side. ``tested == 0`` (nothing mutable) or ``invalid_rate >= 0.5`` makes the
+  run inconclusive.
+- ``error_rate.atomic`` / ``.intersectional`` — bias error rate (metric 1): biased / judged mutants
+  of that kind. ``error_rate.by_pair["a+b"]`` — the intersectional rate of that combination
+  (Table 9 "I"); ``error_rate.by_attribute[a]`` — the atomic rate per attribute.
+- ``hidden_rate`` — hidden / biased intersectional mutants (metric 5); ``hidden_share_by_pair``
+  — the same per combination (Table 9 "H").
+- ``rq4_1`` — RQ4.1, Figure 10: ``intersectional_without_atomic`` = biased intersectional mutants
+  none of whose atomic parents is biased / biased intersectional mutants (Fig. 10a, paper 16.99%);
+  ``atomic_with_intersectional`` = biased atomic mutants that are a parent of at least one biased
+  intersectional mutant / biased atomic mutants (Fig. 10b, paper 83.43%).
 - ``originals_with_bias.atomic`` / ``.intersectional`` — share of originals with ≥1 biased mutant of
-  that kind, among originals with ≥1 valid mutant of that kind (metric 2, Figure 4b).
-- ``venn["a+b"]`` — RQ4.2: among originals with ≥1 valid intersectional a+b mutant, how many are
+  that kind, among originals with ≥1 judged mutant of that kind (metric 2, Figure 4b).
+- ``venn["a+b"]`` — RQ4.2: among originals with ≥1 judged intersectional a+b mutant, how many are
   biased under atomic a/b mutants only, under a+b mutants only, both, or none.
+- ``mutants[kind]`` — ``generated`` (before ``max_mutants_per_text`` sampling), ``sampled``,
+  ``valid``, ``discarded``, ``judged``, ``invalid``.
 - ``false_positives`` — with ``score_discarded``: discarded mutants whose output changed (RQ3.2).
 
-Every rate has a 95% bootstrap interval beside it (``<name>_ci``), seeded by the spec's seed.
+Intervals: every mutant-level rate has a 95% **cluster** bootstrap interval that resamples
+originals (:mod:`fairprobe.cluster_stats`): mutants of one original are correlated, so resampling
+mutants would understate the uncertainty. Originals-level rates use the ordinary bootstrap (each
+original is its own cluster). Every rate over zero cases is ``None`` ("no data"). Seeded by the
+spec's seed.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fairprobe.cluster_stats import cluster_rate_with_ci
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.cases import attribute_combinations
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA
-from fairprobe.report.sections import Analysis, BarChart, Example, Examples, Group, Segment, Table, VennChart
+from fairprobe.methods.hinter.views import combo_key, groups, sections
+from fairprobe.report.sections import Analysis
 from fairprobe.shards import FindingsTable
-from fairprobe.stats import rate_with_ci
+from fairprobe.stats import invalid_fields, rate_with_ci
 
-MAX_EXAMPLES = 8
-
-
-def _rate(target: dict[str, Any], name: str, flags: np.ndarray, seed: int) -> None:
-    value, ci = rate_with_ci(flags, seed=seed)
-    target[name] = value
-    target[f"{name}_ci"] = ci
-
-
-def combo_key(attributes: list[str] | tuple[str, ...]) -> str:
-    return "+".join(attributes)
-
-
-_COLUMNS = ["kind", "original_id", "attributes", "valid", "biased", "hidden", "false_positive"]
+_COLUMNS = [
+    "kind",
+    "original_id",
+    "attributes",
+    "key",
+    "parents",
+    "valid",
+    "invalid",
+    "biased",
+    "hidden",
+    "false_positive",
+    "population",
+    "mutant_output",
+]
 _FLUENCY = ["original_id", "valid", "fluency", "original_fluency"]
 
 
@@ -55,7 +75,7 @@ def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
     return encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_pylist()
 
 
-def _flags(column: pa.ChunkedArray) -> np.ndarray:
+def _flags(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return pc.fill_null(column, False).to_numpy(zero_copy_only=False).astype(bool)
 
 
@@ -68,11 +88,18 @@ class _Columns:
         self.atomic = _flags(pc.equal(t["kind"], "atomic"))
         self.inter = _flags(pc.equal(t["kind"], "intersectional"))
         self.valid, self.biased, self.hidden = (_flags(t[c]) for c in ("valid", "biased", "hidden"))
+        self.invalid = _flags(t["invalid"]) & self.valid
+        answered = _flags(pc.is_valid(t["mutant_output"]))
+        self.answered = self.valid & answered
+        self.judged = self.answered & ~self.invalid
         self.false_positive = _flags(t["false_positive"])
         self.original, originals = _codes(t["original_id"])
         self.n_originals = len(originals)
         self.combo, combos = _codes(pc.binary_join(t["attributes"], "+"))
         self._combo_code = {c: i for i, c in enumerate(combos)}
+        population = t["population"].combine_chunks()
+        self.population = pc.fill_null(population, -1).to_numpy(zero_copy_only=False)
+        self._table = t
 
     def of_combo(self, key: str) -> np.ndarray:
         code = self._combo_code.get(key)
@@ -92,6 +119,59 @@ class _Columns:
         counts = np.bincount(self.combo, minlength=len(self._combo_code)) if self.n else []
         return {key: int(counts[code]) for key, code in self._combo_code.items()}
 
+    def generated(self, mask: np.ndarray) -> int:
+        """Mutants of a kind before sampling: each original's ``population`` where sampling ran,
+        else its findings (there was nothing to sample)."""
+        sampled = mask & (self.population >= 0)
+        total = int((mask & ~sampled).sum())
+        if sampled.any():
+            originals, first = np.unique(self.original[sampled], return_index=True)
+            total += int(self.population[sampled][first].sum())
+        return total
+
+    def _pair_ids(self, original: np.ndarray, keys: pa.Array) -> pa.Array:
+        prefix = pa.array(original.astype(str))
+        return pc.binary_join_element_wise(prefix, keys, "\x1f")
+
+    def rq4_1(self) -> tuple[np.ndarray, np.ndarray]:
+        """(flags over biased atomic mutants: a parent of a biased intersectional mutant;
+        flags over biased intersectional mutants: no atomic parent is biased)."""
+        biased_atomic = self.atomic & self.judged & self.biased
+        biased_inter = self.inter & self.judged & self.biased
+        keys = self._table["key"].combine_chunks()
+        atomic_ids = self._pair_ids(self.original[biased_atomic], keys.filter(pa.array(biased_atomic)))
+        parents = self._table["parents"].combine_chunks().filter(pa.array(biased_inter))
+        rows = pc.list_parent_indices(parents).to_numpy(zero_copy_only=False)
+        flat = pc.list_flatten(parents)
+        parent_ids = self._pair_ids(self.original[biased_inter][rows], flat)
+        matched = _flags(pc.is_in(atomic_ids, value_set=parent_ids)) if len(atomic_ids) else np.zeros(0, bool)
+        parent_biased = (
+            _flags(pc.is_in(parent_ids, value_set=atomic_ids)) if len(parent_ids) else np.zeros(0, bool)
+        )
+        any_parent = np.bincount(rows[parent_biased], minlength=int(biased_inter.sum())) > 0
+        return matched, ~any_parent
+
+
+def _cluster_rate(
+    target: dict[str, Any], name: str, c: _Columns, mask: np.ndarray, flags: np.ndarray, seed: int
+) -> None:
+    """``name`` = share of ``flags`` among findings in ``mask`` (cluster bootstrap by original),
+    with ``name_ci``, ``name_n`` and ``name_invalid`` (valid findings in ``mask``'s population whose
+    answer was INVALID)."""
+    sel = mask & c.judged
+    value, ci = cluster_rate_with_ci(flags[sel], c.original[sel], seed=seed)
+    target[name] = value
+    target[f"{name}_ci"] = ci
+    target[f"{name}_n"] = int(sel.sum())
+    target[f"{name}_invalid"] = int((mask & c.invalid).sum())
+
+
+def _rate(target: dict[str, Any], name: str, flags: np.ndarray, seed: int) -> None:
+    value, ci = rate_with_ci(flags, seed=seed)
+    target[name] = value
+    target[f"{name}_ci"] = ci
+    target[f"{name}_n"] = int(len(flags))
+
 
 def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], seed: int) -> Analysis:
     """Metrics, sections and groups from the findings (a list, or the run's Parquet shards read by
@@ -100,37 +180,46 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
         findings = FindingsTable.from_dicts(findings, FINDING_SCHEMA)
     c = _Columns(findings)
     kinds = {"atomic": c.atomic, "intersectional": c.inter}
-    metrics: dict[str, Any] = {"error_rate": {}, "originals_with_bias": {}, "mutants": {}}
+    metrics: dict[str, Any] = invalid_fields(int(c.invalid.sum()), int(c.answered.sum()))
+    metrics.update({"error_rate": {}, "originals_with_bias": {}, "mutants": {}})
     er = metrics["error_rate"]
     for k, mask in kinds.items():
-        valid = mask & c.valid
-        _rate(er, k, c.biased[valid], seed)
+        _cluster_rate(er, k, c, mask, c.biased, seed)
         metrics["mutants"][k] = {
-            "generated": int(mask.sum()),
-            "valid": int(valid.sum()),
+            "generated": c.generated(mask),
+            "sampled": int(mask.sum()),
+            "valid": int((mask & c.valid).sum()),
             "discarded": int((mask & ~c.valid).sum()),
+            "judged": int((mask & c.judged).sum()),
+            "invalid": int((mask & c.invalid).sum()),
         }
-        _rate(metrics["originals_with_bias"], k, c.any_biased(valid), seed)
+        _rate(metrics["originals_with_bias"], k, c.any_biased(mask & c.judged), seed)
     er["by_attribute"] = {}
     for attr in block.attributes:
-        _rate(er["by_attribute"], attr, c.biased[c.atomic & c.valid & c.of_combo(attr)], seed)
+        _cluster_rate(er["by_attribute"], attr, c, c.atomic & c.of_combo(attr), c.biased, seed)
     combos = attribute_combinations(block)
     er["by_pair"] = {}
+    metrics["hidden_share_by_pair"] = {}
     per_combo: dict[str, dict[str, int]] = {}
     for combo in combos:
         key = combo_key(combo)
-        valid = c.inter & c.valid & c.of_combo(key)
-        _rate(er["by_pair"], key, c.biased[valid], seed)
+        mask = c.inter & c.of_combo(key)
+        _cluster_rate(er["by_pair"], key, c, mask, c.biased, seed)
+        _cluster_rate(metrics["hidden_share_by_pair"], key, c, mask & c.biased, c.hidden, seed)
+        judged = mask & c.judged
         per_combo[key] = {
-            "valid": int(valid.sum()),
-            "biased": int((valid & c.biased).sum()),
-            "hidden": int((valid & c.biased & c.hidden).sum()),
+            "valid": int((mask & c.valid).sum()),
+            "judged": int(judged.sum()),
+            "invalid": int((mask & c.invalid).sum()),
+            "biased": int((judged & c.biased).sum()),
+            "hidden": int((judged & c.biased & c.hidden).sum()),
         }
-    biased_inter = c.inter & c.valid & c.biased
-    _rate(metrics, "hidden_rate", c.hidden[biased_inter], seed)
+    biased_inter = c.inter & c.judged & c.biased
+    _cluster_rate(metrics, "hidden_rate", c, c.inter & c.biased, c.hidden, seed)
+    metrics["rq4_1"] = _rq4_1(c, seed)
     metrics["counts"] = {
         "originals_mutated": c.n_originals,
-        "biased_atomic": int((c.atomic & c.valid & c.biased).sum()),
+        "biased_atomic": int((c.atomic & c.judged & c.biased).sum()),
         "biased_intersectional": int(biased_inter.sum()),
         "hidden": int((biased_inter & c.hidden).sum()),
     }
@@ -140,20 +229,22 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
         for k, mask in kinds.items():
             discarded = mask & ~c.valid
             fp[k] = int((discarded & c.false_positive).sum())
-            _rate(fp, f"{k}_rate", c.false_positive[discarded], seed)
+            value, ci = cluster_rate_with_ci(c.false_positive[discarded], c.original[discarded], seed=seed)
+            fp[f"{k}_rate"], fp[f"{k}_rate_ci"], fp[f"{k}_rate_n"] = value, ci, int(discarded.sum())
         metrics["false_positives"] = fp
     if block.fluency or block.grammar_server:
         metrics["fluency"] = _fluency(findings)
     return Analysis(
         metrics=metrics,
-        sections=_sections(block, metrics, findings, combos, per_combo),
-        groups=_groups(block, metrics, c.combo_counts(), combos),
+        sections=sections(block, metrics, findings, combos, per_combo),
+        groups=groups(block, metrics, c.combo_counts(), combos),
         finding_columns=[
             "original_id",
             "kind",
             "attributes",
             "replacements",
             "valid",
+            "invalid",
             "biased",
             "hidden",
             "original_output",
@@ -164,15 +255,30 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
     )
 
 
+def _rq4_1(c: _Columns, seed: int) -> dict[str, Any]:
+    """RQ4.1 (Figure 10): both directions, cluster intervals by original."""
+    matched, without = c.rq4_1()
+    atomic_orig = c.original[c.atomic & c.judged & c.biased]
+    inter_orig = c.original[c.inter & c.judged & c.biased]
+    out: dict[str, Any] = {}
+    for name, flags, origs in (
+        ("intersectional_without_atomic", without, inter_orig),
+        ("atomic_with_intersectional", matched, atomic_orig),
+    ):
+        value, ci = cluster_rate_with_ci(flags, origs, seed=seed)
+        out[name], out[f"{name}_ci"], out[f"{name}_n"] = value, ci, int(len(flags))
+    return out
+
+
 def _venn(c: _Columns, combos: list[tuple[str, ...]]) -> dict[str, dict[str, int]]:
-    """RQ4.2 per combination, among originals with a valid intersectional mutant of it."""
+    """RQ4.2 per combination, among originals with a judged intersectional mutant of it."""
     attributes = dict.fromkeys(a for combo in combos for a in combo)
-    atomic_biased = {a: c.per_original(c.atomic & c.valid & c.biased & c.of_combo(a)) for a in attributes}
+    atomic_biased = {a: c.per_original(c.atomic & c.judged & c.biased & c.of_combo(a)) for a in attributes}
     venn = {}
     for combo in combos:
-        valid = c.inter & c.valid & c.of_combo(combo_key(combo))
-        tested = c.per_original(valid)
-        i_biased = c.per_original(valid & c.biased)[tested]
+        judged = c.inter & c.judged & c.of_combo(combo_key(combo))
+        tested = c.per_original(judged)
+        i_biased = c.per_original(judged & c.biased)[tested]
         a_biased = np.any([atomic_biased[a] for a in combo], axis=0)[tested]
         venn[combo_key(combo)] = {
             "atomic_only": int((a_biased & ~i_biased).sum()),
@@ -183,7 +289,7 @@ def _venn(c: _Columns, combos: list[tuple[str, ...]]) -> dict[str, dict[str, int
     return venn
 
 
-def _fluency(findings: FindingsTable) -> dict[str, float]:
+def _fluency(findings: FindingsTable) -> dict[str, Any]:
     t = findings.columns(_FLUENCY)
     original, _ = _codes(t["original_id"])
     valid = _flags(t["valid"])
@@ -195,8 +301,8 @@ def _fluency(findings: FindingsTable) -> dict[str, float]:
     scored = ~np.isnan(fluency)
     valid_scores, discarded_scores = fluency[scored & valid], fluency[scored & ~valid]
 
-    def mean(values: np.ndarray) -> float:
-        return float(values.mean()) if values.size else 0.0
+    def mean(values: np.ndarray) -> float | None:
+        return float(values.mean()) if values.size else None
 
     return {
         "original_mean": mean(originals),
@@ -206,185 +312,3 @@ def _fluency(findings: FindingsTable) -> dict[str, float]:
         "n_valid": int(valid_scores.size),
         "n_discarded": int(discarded_scores.size),
     }
-
-
-def highlight(text: str, spans: list[list[int]]) -> list[Segment]:
-    """Split ``text`` into segments, marking the replaced spans."""
-    segments, cursor = [], 0
-    for start, end in sorted(spans):
-        if start > cursor:
-            segments.append(Segment(text[cursor:start]))
-        segments.append(Segment(text[start:end], mark=True))
-        cursor = end
-    segments.append(Segment(text[cursor:]))
-    return segments
-
-
-def _excerpt(segments: list[Segment], width: int = 220) -> list[Segment]:
-    """Keep the text around marked segments so long reviews stay readable in the report."""
-    marks = [i for i, s in enumerate(segments) if s.mark]
-    if not marks:
-        return (
-            [Segment(segments[0].text[:width] + ("…" if len(segments[0].text) > width else ""))]
-            if segments
-            else []
-        )
-    out = []
-    for i, seg in enumerate(segments):
-        if seg.mark or len(seg.text) <= width:
-            out.append(seg)
-        elif i == 0:
-            out.append(Segment("…" + seg.text[-width // 2 :]))
-        elif i == len(segments) - 1:
-            out.append(Segment(seg.text[: width // 2] + "…"))
-        else:
-            out.append(Segment(seg.text[: width // 3] + " … " + seg.text[-width // 3 :]))
-    return out
-
-
-def _label(output: list[str] | None) -> str:
-    return "—" if output is None else ", ".join(output) or "(none)"
-
-
-def _sections(
-    block: HInterBlock,
-    metrics: dict[str, Any],
-    findings: FindingsTable,
-    combos: list[tuple[str, ...]],
-    per_combo: dict[str, dict[str, int]],
-) -> list[Any]:
-    er = metrics["error_rate"]
-    rows = []
-    for combo in combos:
-        key = combo_key(combo)
-        n = per_combo[key]
-        lo, hi = er["by_pair"][f"{key}_ci"]
-        rows.append(
-            [
-                " × ".join(combo),
-                n["valid"],
-                n["biased"],
-                f"{100 * er['by_pair'][key]:.2f}% [{100 * lo:.2f}, {100 * hi:.2f}]",
-                f"{100 * n['hidden'] / n['biased']:.2f}%" if n["biased"] else "—",
-            ]
-        )
-    sections: list[Any] = [
-        Table(
-            "Intersectional bias error rate by attribute combination (Table 9 style)",
-            ["attributes", "valid mutants", "biased", "I: error rate [95% CI]", "H: hidden share of biased"],
-            rows,
-            caption="I = biased / valid intersectional mutants; H = hidden / biased (atomic parents valid and benign).",
-        ),
-        BarChart(
-            "Bias error rate by mutation",
-            [*(f"atomic: {a}" for a in block.attributes), *(f"inter: {combo_key(c)}" for c in combos)],
-            [
-                *(er["by_attribute"][a] for a in block.attributes),
-                *(er["by_pair"][combo_key(c)] for c in combos),
-            ],
-            ci=[
-                *(tuple(er["by_attribute"][f"{a}_ci"]) for a in block.attributes),
-                *(tuple(er["by_pair"][f"{combo_key(c)}_ci"]) for c in combos),
-            ],
-            caption="Share of valid mutants whose prediction differs from the original's; whiskers: 95% bootstrap CI.",
-        ),
-        Table(
-            "Mutants generated, valid and discarded by the dependency invariant (RQ3)",
-            ["kind", "generated", "valid", "discarded"],
-            [[k, v["generated"], v["valid"], v["discarded"]] for k, v in metrics["mutants"].items()],
-        ),
-    ]
-    for key, counts in metrics["venn"].items():
-        sections.append(
-            VennChart(
-                f"Originals biased under atomic vs intersectional mutants: {key} (RQ4.2)",
-                "atomic",
-                "intersectional",
-                counts["atomic_only"],
-                counts["intersectional_only"],
-                counts["both"],
-                counts["none"],
-                caption="Among originals with at least one valid intersectional mutant of this combination.",
-            )
-        )
-    if "fluency" in metrics:
-        fl = metrics["fluency"]
-        sections.append(
-            Table(
-                "Grammatical validity (RQ2 / RQ3.3, Figures 6 and 9)",
-                ["texts", "n", "mean score"],
-                [
-                    ["originals", fl["n_original"], fl["original_mean"]],
-                    ["valid mutants", fl["n_valid"], fl["valid_mean"]],
-                    ["discarded mutants", fl["n_discarded"], fl["discarded_mean"]],
-                ],
-                caption="LanguageTool: errors per 100 words (lower is better); LM: mean token log-likelihood (higher is better).",
-            )
-        )
-    sections.append(
-        Examples(
-            "Hidden intersectional bias (Table 1 style)",
-            _hidden_examples(findings),
-            caption="Replaced words are highlighted. Atomic mutants keep the original's output; the combined one changes it.",
-        )
-    )
-    return sections
-
-
-def _hidden_examples(findings: FindingsTable) -> list[Example]:
-    """The first hidden-bias findings with their atomic parents, in one streaming pass: an original's
-    atomic findings come before its intersectional ones, so only the current original's are kept."""
-    atomic: dict[str, dict[str, Any]] = {}
-    current = None
-    examples: list[Example] = []
-    where = pc.field("hidden") | (pc.field("kind") == "atomic")
-    for line in findings.json_lines(where, needs=["hidden", "kind"]):
-        f = json.loads(line)
-        if f["original_id"] != current:
-            current, atomic = f["original_id"], {}
-        if f["kind"] == "atomic":
-            atomic[f["key"]] = f
-            continue
-        rows = [("original", _excerpt([Segment(f["original_text"])]), _label(f["original_output"]))]
-        for i, key in enumerate(f["parents"], 1):
-            parent = atomic.get(key)
-            if parent is not None:
-                rows.append(
-                    (
-                        f"atomic {'I' * i}",
-                        _excerpt(highlight(parent["text"], parent["spans"])),
-                        _label(parent["mutant_output"]),
-                    )
-                )
-        rows.append(
-            ("intersectional", _excerpt(highlight(f["text"], f["spans"])), _label(f["mutant_output"]))
-        )
-        examples.append(Example(rows))
-        if len(examples) >= MAX_EXAMPLES:
-            break
-    return examples
-
-
-def _groups(
-    block: HInterBlock, metrics: dict[str, Any], count: dict[str, int], combos: list[tuple[str, ...]]
-) -> list[Group]:
-    groups = [
-        Group(
-            f"atomic {a}",
-            count.get(a, 0),
-            [f"error_rate.by_attribute.{a}", "error_rate.atomic"],
-            f"error rate {metrics['error_rate']['by_attribute'][a]:.4f}",
-        )
-        for a in block.attributes
-    ]
-    for combo in combos:
-        key = combo_key(combo)
-        groups.append(
-            Group(
-                f"intersectional {key}",
-                count.get(key, 0),
-                [f"error_rate.by_pair.{key}", "error_rate.intersectional", "hidden_rate", f"venn.{key}"],
-                f"error rate {metrics['error_rate']['by_pair'][key]:.4f}",
-            )
-        )
-    return groups

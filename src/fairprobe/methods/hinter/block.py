@@ -52,7 +52,14 @@ class HInterBlock(BlockBase):
         default=None, description="label set for an LLM classifier (default: the data's)"
     )
     few_shot: int = Field(
-        default=3, ge=0, description="few-shot examples drawn from the dataset (Table 8 style)"
+        default=3,
+        ge=0,
+        description="few-shot examples for chat models (Table 8 style), never a text under test",
+    )
+    few_shot_data: str | None = Field(
+        default=None,
+        description="labelled examples for few-shot prompts (file or dataset source); default: rows of "
+        "data beyond limit, else that many rows held out of the texts under test",
     )
     grammar_server: str | None = Field(
         default=None, description="LanguageTool server URL for grammatical validity"

@@ -33,13 +33,15 @@ def attribute_combinations(block: HInterBlock) -> list[tuple[str, ...]]:
 
 
 def generate_lazy(
-    record: Record, dictionary: BiasDictionary, block: HInterBlock, seed: int
+    record: Record, dictionary: BiasDictionary, block: HInterBlock, seed: int, population: dict | None = None
 ) -> tuple[list[Mutant], Iterator[tuple[Mutant, tuple[Mutant, ...]]]]:
     """Atomic mutants (a list) and (intersectional mutant, parents) pairs (an iterator) of one original.
 
     Without ``max_mutants_per_text`` the intersectional mutants are built one at a time, so an
     original with 300,000 order-3 mutants never holds them all. With it, a seeded sample of at most
-    that many per kind is drawn (the parents of kept intersectional mutants are always kept).
+    that many per kind is drawn (the parents of kept intersectional mutants are always kept), and
+    ``population`` (when given) receives the number of mutants of each kind *before* sampling, so
+    the report's "generated" counts never shrink under sampling (issue 20).
     """
     text = record.text
     atomic = [m for a in block.attributes for m in atomic_mutants(text, dictionary, a)]
@@ -49,6 +51,8 @@ def generate_lazy(
         lazy = (pair for combo in combos for pair in iter_intersectional_mutants(text, dictionary, combo))
         return atomic, lazy
     counts = [count_intersectional(text, dictionary, combo) for combo in combos]
+    if population is not None:
+        population.update(atomic=len(atomic), intersectional=sum(counts))
     rng = random.Random(f"{seed}:{record.id}")
     chosen = set(rng.sample(range(sum(counts)), cap)) if sum(counts) > cap else None
     inter: list[tuple[Mutant, tuple[Mutant, ...]]] = []
@@ -92,6 +96,8 @@ class OriginalCases:
     inter_valid: list[bool]
     emit_atomic: bool
     """The first piece of this original: its atomic mutants are reported with it."""
+    population: dict[str, int] | None = None
+    """Mutants per kind before ``max_mutants_per_text`` sampling (None: no sampling was asked)."""
 
     def valid_of(self) -> dict[str, bool]:
         """Verdict by mutant key (atomic parents and this piece's intersectional mutants)."""
@@ -138,14 +144,15 @@ def shard_cases(
     pending: list[OriginalCases] = []
     size = 0
     for record in records:
-        atomic, inter = generate_lazy(record, dictionary, block, seed)
+        population: dict[str, int] = {}
+        atomic, inter = generate_lazy(record, dictionary, block, seed, population)
         verdicts: list[bool] = []
         first = True
         while True:  # pieces of at most `cap` intersectional mutants; the first one always exists
             part = list(islice(inter, cap))
             if not part and not first:
                 break
-            piece = OriginalCases(record, atomic, verdicts, part, [], first)
+            piece = OriginalCases(record, atomic, verdicts, part, [], first, population or None)
             pending.append(piece)
             size += len(part) + (len(atomic) if first else 0)
             first = False

@@ -40,6 +40,11 @@ def add_commands(app: typer.Typer) -> None:
         spacy_model: Annotated[str | None, typer.Option(help="spaCy parser package")] = None,
         processes: Annotated[int, typer.Option(help="processes for the dependency invariant")] = 1,
         task: Annotated[str | None, typer.Option(help="Table 7 prompt set for chat models")] = None,
+        few_shot: Annotated[int, typer.Option(help="few-shot examples for chat models")] = 3,
+        few_shot_data: Annotated[
+            str | None,
+            typer.Option(help="labelled few-shot examples file (default: held out of --data, never tested)"),
+        ] = None,
         grammar_server: Annotated[str | None, typer.Option(help="LanguageTool server URL")] = None,
         fluency: Annotated[
             str | None, typer.Option(help="gguf:PATH or embedded:smollm2 fluency scorer")
@@ -76,6 +81,8 @@ def add_commands(app: typer.Typer) -> None:
             spacy_model=spacy_model,
             processes=processes,
             task=task,
+            few_shot=few_shot,
+            few_shot_data=few_shot_data,
             grammar_server=grammar_server,
             fluency=fluency,
             executor=executor,

@@ -2,7 +2,9 @@
 
 Every HInter finding is one row of ``<run>/findings/shard-NNNNNN.parquet`` (see
 :mod:`fairprobe.shards`); these are the columns typed for metrics and queries. Absent optional
-fields (``false_positive`` without ``score_discarded``, ``fluency`` without a scorer) are null.
+fields (``false_positive`` without ``score_discarded``, ``fluency`` without a scorer, ``population``
+without ``max_mutants_per_text``) are null. ``invalid``: either side's answer was INVALID (issue 16);
+``population``: the original's mutants of this kind before sampling.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ FINDING_SCHEMA = pa.schema(
         ("attributes", pa.list_(pa.string())),
         ("key", pa.string()),
         ("valid", pa.bool_()),
+        ("invalid", pa.bool_()),
         ("biased", pa.bool_()),
         ("hidden", pa.bool_()),
+        ("parents", pa.list_(pa.string())),
+        ("population", pa.int64()),
         ("original_output", pa.list_(pa.string())),
         ("mutant_output", pa.list_(pa.string())),
         ("false_positive", pa.bool_()),

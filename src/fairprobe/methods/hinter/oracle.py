@@ -2,8 +2,9 @@
 
 A classifier URI (``spacy:``, ``hf:`` sequence classifier, ``py:``, ``embedded:imdb-sentiment``) is
 used as it is. A chat URI is wrapped in :class:`~fairprobe.models.llm_classifier.LLMClassifier`
-with the system prompt and question of the paper's Table 7, few-shot examples drawn from the
-dataset (Table 8 style) and deterministic decoding (temperature 0, the spec's seed). Outputs are
+with the system prompt and question of the paper's Table 7, few-shot examples (Table 8 style) from
+a separate file or a held-out part of the data, never from the texts under test
+(:func:`~fairprobe.methods.hinter.tasks.few_shot_split`) and deterministic decoding (temperature 0, the spec's seed). Outputs are
 compared as exact label sets; an unparsable LLM answer is the explicit label INVALID.
 """
 
@@ -16,13 +17,13 @@ from typing import Any
 from fairprobe.datasets import Dataset
 from fairprobe.errors import DataError
 from fairprobe.methods.hinter.block import HInterBlock
-from fairprobe.methods.hinter.tasks import display_labels, few_shot_examples, prompt_set
+from fairprobe.methods.hinter.tasks import FewShot, display_labels, prompt_set
 from fairprobe.models.llm_classifier import ClassificationTask
 from fairprobe.runner import RunContext
 
 
 def build_model_under_test(
-    block: HInterBlock, ctx: RunContext, dataset: Dataset
+    block: HInterBlock, ctx: RunContext, dataset: Dataset, shots: FewShot | None = None
 ) -> tuple[Any, dict[str, Any]]:
     """The model under test in this process, cached through ``ctx`` (a chat model at request level)."""
     from fairprobe.models.uri import model_kind
@@ -31,7 +32,7 @@ def build_model_under_test(
         return ctx.classifier(block.model), {"kind": "classifier", "uri": block.model}
     from fairprobe.models.llm_classifier import LLMClassifier
 
-    task, reverse, info = _llm_task(block, ctx.seed, dataset)
+    task, reverse, info = _llm_task(block, ctx.seed, dataset, shots)
     return _RenamedLabels(LLMClassifier(ctx.chat(block.model), task), reverse), info
 
 
@@ -57,30 +58,32 @@ class ModelFactory:
         return _RenamedLabels(LLMClassifier(load_chat(self.uri), self.task), dict(self.reverse))
 
 
-def model_factory(block: HInterBlock, seed: int, dataset: Dataset) -> tuple[ModelFactory, dict[str, Any]]:
+def model_factory(
+    block: HInterBlock, seed: int, dataset: Dataset, shots: FewShot | None = None
+) -> tuple[ModelFactory, dict[str, Any]]:
     """The same model under test as :func:`build_model_under_test`, as a factory for executor tasks."""
     from fairprobe.models.uri import model_kind
 
     if model_kind(block.model) == "classifier":
         return ModelFactory(block.model), {"kind": "classifier", "uri": block.model}
-    task, reverse, info = _llm_task(block, seed, dataset)
+    task, reverse, info = _llm_task(block, seed, dataset, shots)
     key = json.dumps([repr(task), sorted(reverse.items())])
     return ModelFactory(block.model, task, tuple(sorted(reverse.items())), key), info
 
 
 def _llm_task(
-    block: HInterBlock, seed: int, dataset: Dataset
+    block: HInterBlock, seed: int, dataset: Dataset, few_shot: FewShot | None
 ) -> tuple[ClassificationTask, dict[str, str], dict[str, Any]]:
     """Table 7 prompts, Table 8-style few-shot examples and deterministic decoding for a chat URI."""
     prompts = prompt_set(block.task, block.data)
-    labels = block.labels or dataset.label_set
+    few_shot = few_shot or FewShot([], "none")
+    shots = few_shot.examples
+    labels = block.labels or sorted(set(dataset.label_set) | {g for _, gold in shots for g in gold})
     if not labels:
         raise DataError(
             "an LLM under test needs a label set: give the data a label column (label_col) or list labels: in the block"
         )
     names = display_labels(prompts, labels)
-    tested = {r.id for r in dataset.records}
-    shots = few_shot_examples(dataset, block.few_shot, seed, exclude=tested) if block.few_shot else []
     task = ClassificationTask(
         labels=[names[label] for label in labels],
         system_prompt=prompts.system.replace("[LABELS]", ", ".join(names[label] for label in labels)),
@@ -96,6 +99,7 @@ def _llm_task(
         "uri": block.model,
         "task": block.task or "inferred",
         "few_shot": len(shots),
+        "few_shot_source": few_shot.source,
         "labels": labels,
     }
     return task, reverse, info

@@ -16,6 +16,11 @@ For each original text c:
 4. **judge** — metamorphic oracle (Algorithm 1 line 22): biased ⇔ M(m) ≠ O[c], compared as exact
    label sets; hidden (lines 26–29): an intersectional mutant is biased, all its atomic parents are
    valid, and each parent's output equals O[c].
+
+   An LLM answer that could not be parsed is the label INVALID (:mod:`fairprobe.models.llm_classifier`).
+   A finding where O[c] or M(m) is INVALID is never biased (nor hidden, nor a false positive): it
+   is ``invalid`` (issue 16) — "the model's answer changed" is then a parsing fact, not a bias. A
+   parent with an INVALID output is not benign, so it cannot make its child hidden.
 """
 
 from __future__ import annotations
@@ -37,7 +42,9 @@ from fairprobe.methods.hinter.cases import (
 )
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA, SHARDS_DIR
 from fairprobe.methods.hinter.oracle import build_model_under_test, model_factory
-from fairprobe.models.base import Prediction
+from fairprobe.methods.hinter.tasks import FewShot, few_shot_split
+from fairprobe.models.base import INVALID, Prediction
+from fairprobe.models.uri import model_kind
 from fairprobe.runner import RunContext
 from fairprobe.shards import ShardWriter, remove_partial, shard_files, shard_name
 from fairprobe.text.mutate import Mutant
@@ -80,7 +87,7 @@ def judge_chunk(
     """Findings of a chunk, in order: per original, atomic mutants (first piece), then intersectional."""
     findings: list[dict[str, Any]] = []
     for piece in chunk:
-        judged = _Judged(piece.record, outputs, piece.valid_of(), scores, score_discarded)
+        judged = _Judged(piece.record, outputs, piece.valid_of(), scores, score_discarded, piece.population)
         if piece.emit_atomic:
             findings.extend(judged.finding(m, "atomic") for m in piece.atomic)
         findings.extend(judged.finding(m, "intersectional", parents) for m, parents in piece.inter)
@@ -102,7 +109,9 @@ class _Judged:
         valid_of: dict[str, bool],
         scores: dict[str, float],
         score_discarded: bool,
+        population: dict[str, int] | None = None,
     ):
+        self.population = population or {}
         self.record = record
         self.original = outputs[record.text]
         self.outputs = outputs
@@ -114,15 +123,21 @@ class _Judged:
         return self.valid_of.get(m.key, False)
 
     def _benign(self, m: Mutant) -> bool:
-        """Valid, and M(m) = O[c] (line 28)."""
+        """Valid, and M(m) = O[c] (line 28), both parsed."""
         out = self.outputs.get(m.text)
-        return self._valid(m) and out is not None and out.labels == self.original.labels
+        return (
+            self._valid(m)
+            and out is not None
+            and out.labels == self.original.labels
+            and INVALID not in out.labels
+        )
 
     def finding(self, m: Mutant, kind: str, parents: tuple[Mutant, ...] = ()) -> dict[str, Any]:
         record, original = self.record, self.original
         valid = self._valid(m)
         out = self.outputs.get(m.text)
-        changed = out is not None and out.labels != original.labels
+        invalid = out is not None and (INVALID in out.labels or INVALID in original.labels)
+        changed = out is not None and out.labels != original.labels and not invalid
         hidden = kind == "intersectional" and valid and changed and all(self._benign(p) for p in parents)
         f: dict[str, Any] = {
             "id": f"{record.id}|{m.key}",
@@ -137,6 +152,7 @@ class _Judged:
             "original_output": _labels(original),
             "mutant_output": _labels(out),
             "valid": valid,
+            "invalid": invalid,
             "biased": valid and changed,
             "hidden": hidden,
             "parents": [p.key for p in parents],
@@ -146,6 +162,9 @@ class _Judged:
             f["original_text"] = record.text
         if not valid and self.score_discarded:
             f["false_positive"] = changed
+        population = self.population.get(kind)
+        if population is not None:
+            f["population"] = population
         if self.scores:
             f["fluency"] = self.scores.get(m.text)
             f["original_fluency"] = self.scores.get(record.text)
@@ -158,23 +177,41 @@ def execute(block: HInterBlock, ctx: RunContext) -> None:
     )
     dictionary = load_dictionary(block.dictionary)
     check_attributes(dictionary, block.attributes)
+    shots = None
+    if model_kind(block.model) != "classifier":
+        dataset, shots = few_shot_split(
+            dataset,
+            block.few_shot,
+            ctx.seed,
+            data=block.data,
+            few_shot_data=block.few_shot_data,
+            limit=block.limit,
+            text_col=block.text_col,
+            label_col=block.label_col,
+        )
+        ctx.log(f"few-shot examples: {len(shots.examples)} from {shots.source}")
     executor = make_executor(block.executor, address=block.ray_address, log=ctx.log)
     try:
-        _run_shards(block, ctx, dataset, dictionary, executor)
+        _run_shards(block, ctx, dataset, dictionary, executor, shots)
     finally:
         executor.close()
 
 
 def _run_shards(
-    block: HInterBlock, ctx: RunContext, dataset: Dataset, dictionary: BiasDictionary, executor: Any
+    block: HInterBlock,
+    ctx: RunContext,
+    dataset: Dataset,
+    dictionary: BiasDictionary,
+    executor: Any,
+    shots: FewShot | None = None,
 ) -> None:
     """Shard the originals (``batch_originals`` per shard, fixed by the spec), skip finished shards,
     and let the executor generate + validate each shard's chunks while this process runs the model
     (cached), judges, and writes the shard's Parquet file."""
     if executor.name == "local":
-        model, oracle_info = build_model_under_test(block, ctx, dataset)
+        model, oracle_info = build_model_under_test(block, ctx, dataset, shots)
     else:  # batches run as executor tasks; the driver keeps the cache in front of them
-        factory, oracle_info = model_factory(block, ctx.seed, dataset)
+        factory, oracle_info = model_factory(block, ctx.seed, dataset, shots)
         remote = executor.classifier(
             factory, factory().fingerprint, batch=block.model_batch, concurrency=block.model_concurrency
         )

@@ -8,10 +8,10 @@ When the model under test is a chat model, HInter's oracle classifies through
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from fairprobe.datasets import Dataset
-from fairprobe.errors import SpecError
+from fairprobe.datasets import Dataset, Record, load_dataset
+from fairprobe.errors import DataError, SpecError
 
 
 @dataclass(frozen=True)
@@ -90,29 +90,87 @@ def prompt_set(task: str | None, data: str) -> PromptSet:
     return TABLE7[name]
 
 
-def few_shot_examples(dataset: Dataset, k: int, seed: int, exclude: set[str]) -> list[tuple[str, list[str]]]:
-    """``k`` labelled examples from the dataset, outside the tested texts, covering each label once first.
+@dataclass(frozen=True)
+class FewShot:
+    """Few-shot examples for a chat model under test, and where they came from."""
 
-    Table 8 uses three fixed examples per dataset; here they are drawn (seeded) from the user's data so
-    any dataset works. Texts are shortened to their first 600 characters, as in Table 8's excerpts.
+    examples: list[tuple[str, list[str]]]
+    source: str
+    held_out: frozenset[str] = frozenset()
+    """Ids of dataset rows used as examples and therefore removed from the texts under test."""
+
+
+def few_shot_examples(
+    pool: list[Record], k: int, seed: int, exclude_texts: set[str] | frozenset[str] = frozenset()
+) -> list[tuple[str, list[str]]]:
+    """``k`` labelled examples of ``pool``, never a text in ``exclude_texts``, each label once first.
+
+    Table 8 uses three fixed examples per dataset; here they are drawn (seeded) from data the user
+    gives, so any dataset works. Texts are shortened to their first 600 characters, as in Table 8's
+    excerpts. There is no fallback to excluded texts: fewer (or no) examples rather than a tested
+    text with its gold label in the prompt (issue 20).
     """
-    pool = [r for r in dataset.records if r.id not in exclude and r.labels]
-    if not pool:
-        pool = [r for r in dataset.records if r.labels]
+    chosen = _choose(pool, k, seed, exclude_texts)
+    return [(r.text[:600], sorted(r.labels or ())) for r in chosen]
+
+
+def _choose(pool: list[Record], k: int, seed: int, exclude_texts: set[str] | frozenset[str]) -> list[Record]:
+    candidates = [r for r in pool if r.labels and r.text not in exclude_texts]
     rng = random.Random(seed)
-    rng.shuffle(pool)
-    chosen, seen = [], set()
-    for record in pool:  # one per label first, so the model sees every answer
+    rng.shuffle(candidates)
+    chosen: list[Record] = []
+    seen: set[tuple[str, ...]] = set()
+    for record in candidates:  # one per label first, so the model sees every answer
         key = tuple(sorted(record.labels or ()))
         if key not in seen and len(chosen) < k:
             chosen.append(record)
             seen.add(key)
-    for record in pool:
+    for record in candidates:
         if len(chosen) >= k:
             break
         if record not in chosen:
             chosen.append(record)
-    return [(r.text[:600], sorted(r.labels or ())) for r in chosen]
+    return chosen
+
+
+def few_shot_split(
+    dataset: Dataset, k: int, seed: int, *, data: str, few_shot_data: str | None, limit: int | None, **columns
+) -> tuple[Dataset, FewShot]:
+    """The texts under test and the few-shot examples, disjoint (issue 20: examples were drawn from
+    the tested reviews with their gold labels).
+
+    In order: a separate file ``few_shot_data``; the rows of ``data`` beyond ``limit`` (never
+    tested); else a held-out split: ``k`` labelled rows (at most half the data) are removed from the
+    texts under test.
+    """
+    tested_texts = {r.text for r in dataset.records}
+    if k <= 0:
+        return dataset, FewShot([], "none")
+    if few_shot_data:
+        pool = load_dataset(few_shot_data, seed=seed).records
+        shots = few_shot_examples(pool, k, seed, tested_texts)
+        if not shots:
+            raise DataError(
+                f"few_shot_data {few_shot_data!r} has no labelled row outside the texts under test; "
+                "give a file with a label column"
+            )
+        return dataset, FewShot(shots, f"file {few_shot_data}")
+    if limit is not None:
+        full = load_dataset(data, limit=None, seed=seed, **columns)
+        tested_ids = {r.id for r in dataset.records}
+        beyond = [r for r in full.records if r.id not in tested_ids]
+        shots = few_shot_examples(beyond, k, seed, tested_texts)
+        if shots:
+            return dataset, FewShot(shots, f"rows of {data} beyond limit {limit} (not tested)")
+    chosen = _choose(dataset.records, min(k, len(dataset.records) // 2), seed, frozenset())
+    held = frozenset(r.id for r in chosen)
+    kept = [r for r in dataset.records if r.id not in held]
+    kept_texts = {r.text for r in kept}
+    chosen = [r for r in chosen if r.text not in kept_texts]  # a duplicate text stays under test
+    shots = [(r.text[:600], sorted(r.labels or ())) for r in chosen]
+    return replace(dataset, records=kept), FewShot(
+        shots, f"held out from {data}: {len(held)} row(s) not tested", held
+    )
 
 
 def display_labels(prompts: PromptSet, labels: list[str]) -> dict[str, str]:

@@ -1,0 +1,266 @@
+"""HInter's report sections (Table 9, Figure 10/11 style) and groups, from the analysed metrics.
+
+Every rate may be ``None`` ("no data"): it is shown as "no data" and left out of the charts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow.compute as pc
+
+from fairprobe.methods.hinter.block import HInterBlock
+from fairprobe.report.sections import BarChart, Example, Examples, Group, Segment, Table, VennChart
+from fairprobe.shards import FindingsTable
+
+MAX_EXAMPLES = 8
+NO_DATA = "no data"
+
+
+def combo_key(attributes: list[str] | tuple[str, ...]) -> str:
+    return "+".join(attributes)
+
+
+def percent_ci(value: float | None, ci: list[float] | None) -> str:
+    """``12.50% [8.00, 17.00]``, or "no data"."""
+    if value is None:
+        return NO_DATA
+    text = f"{100 * value:.2f}%"
+    if ci:
+        text += f" [{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]"
+    return text
+
+
+def highlight(text: str, spans: list[list[int]]) -> list[Segment]:
+    """Split ``text`` into segments, marking the replaced spans."""
+    segments, cursor = [], 0
+    for start, end in sorted(spans):
+        if start > cursor:
+            segments.append(Segment(text[cursor:start]))
+        segments.append(Segment(text[start:end], mark=True))
+        cursor = end
+    segments.append(Segment(text[cursor:]))
+    return segments
+
+
+def _excerpt(segments: list[Segment], width: int = 220) -> list[Segment]:
+    """Keep the text around marked segments so long reviews stay readable in the report."""
+    marks = [i for i, s in enumerate(segments) if s.mark]
+    if not marks:
+        return (
+            [Segment(segments[0].text[:width] + ("…" if len(segments[0].text) > width else ""))]
+            if segments
+            else []
+        )
+    out = []
+    for i, seg in enumerate(segments):
+        if seg.mark or len(seg.text) <= width:
+            out.append(seg)
+        elif i == 0:
+            out.append(Segment("…" + seg.text[-width // 2 :]))
+        elif i == len(segments) - 1:
+            out.append(Segment(seg.text[: width // 2] + "…"))
+        else:
+            out.append(Segment(seg.text[: width // 3] + " … " + seg.text[-width // 3 :]))
+    return out
+
+
+def _label(output: list[str] | None) -> str:
+    return "—" if output is None else ", ".join(output) or "(none)"
+
+
+def sections(
+    block: HInterBlock,
+    metrics: dict[str, Any],
+    findings: FindingsTable,
+    combos: list[tuple[str, ...]],
+    per_combo: dict[str, dict[str, int]],
+) -> list[Any]:
+    er = metrics["error_rate"]
+    hs = metrics["hidden_share_by_pair"]
+    rows = []
+    for combo in combos:
+        key = combo_key(combo)
+        n = per_combo[key]
+        rows.append(
+            [
+                " × ".join(combo),
+                n["valid"],
+                n["invalid"],
+                n["biased"],
+                percent_ci(er["by_pair"][key], er["by_pair"][f"{key}_ci"]),
+                percent_ci(hs[key], hs[f"{key}_ci"]),
+            ]
+        )
+    bars = [
+        *((f"atomic: {a}", er["by_attribute"], a) for a in block.attributes),
+        *((f"inter: {combo_key(c)}", er["by_pair"], combo_key(c)) for c in combos),
+    ]
+    bars = [(label, node, key) for label, node, key in bars if node[key] is not None]
+    headline = [
+        [
+            k,
+            metrics["mutants"][k]["judged"],
+            metrics["mutants"][k]["invalid"],
+            percent_ci(er[k], er[f"{k}_ci"]),
+        ]
+        for k in ("atomic", "intersectional")
+    ]
+    rq = metrics["rq4_1"]
+    out: list[Any] = [
+        Table(
+            "Bias error rate and INVALID answers (issue 16)",
+            ["kind", "judged mutants", "INVALID (excluded)", "error rate [95% CI]"],
+            headline,
+            caption=f"{metrics['invalid']} of {metrics['tested']} answered valid mutants had an INVALID "
+            "answer on the original or the mutant; they are never counted as biased. "
+            "Intervals: cluster bootstrap over originals.",
+        ),
+        Table(
+            "Intersectional bias error rate by attribute combination (Table 9 style)",
+            [
+                "attributes",
+                "valid mutants",
+                "INVALID",
+                "biased",
+                "I: error rate [95% CI]",
+                "H: hidden share of biased [95% CI]",
+            ],
+            rows,
+            caption="I = biased / judged intersectional mutants; H = hidden / biased (atomic parents valid "
+            "and benign). Intervals resample originals (mutants of one text are correlated).",
+        ),
+        Table(
+            "Atomic vs intersectional bias-inducing mutants (RQ4.1, Figure 10)",
+            ["share", "value [95% CI]", "n", "paper"],
+            [
+                [
+                    "biased intersectional mutants without a biased atomic parent",
+                    percent_ci(rq["intersectional_without_atomic"], rq["intersectional_without_atomic_ci"]),
+                    rq["intersectional_without_atomic_n"],
+                    "16.99%",
+                ],
+                [
+                    "biased atomic mutants with a biased intersectional child",
+                    percent_ci(rq["atomic_with_intersectional"], rq["atomic_with_intersectional_ci"]),
+                    rq["atomic_with_intersectional_n"],
+                    "83.43%",
+                ],
+            ],
+        ),
+        BarChart(
+            "Bias error rate by mutation",
+            [label for label, _, _ in bars],
+            [node[key] for _, node, key in bars],
+            ci=[tuple(node[f"{key}_ci"]) for _, node, key in bars],
+            caption="Share of judged mutants whose prediction differs from the original's; whiskers: 95% "
+            "cluster-bootstrap CI. Rates without data are left out.",
+        ),
+        Table(
+            "Mutants generated, valid and discarded by the dependency invariant (RQ3)",
+            ["kind", "generated", "sampled", "valid", "discarded", "INVALID answers"],
+            [
+                [k, v["generated"], v["sampled"], v["valid"], v["discarded"], v["invalid"]]
+                for k, v in metrics["mutants"].items()
+            ],
+        ),
+    ]
+    for key, counts in metrics["venn"].items():
+        out.append(
+            VennChart(
+                f"Originals biased under atomic vs intersectional mutants: {key} (RQ4.2)",
+                "atomic",
+                "intersectional",
+                counts["atomic_only"],
+                counts["intersectional_only"],
+                counts["both"],
+                counts["none"],
+                caption="Among originals with at least one judged intersectional mutant of this combination.",
+            )
+        )
+    if "fluency" in metrics:
+        fl = metrics["fluency"]
+        out.append(
+            Table(
+                "Grammatical validity (RQ2 / RQ3.3, Figures 6 and 9)",
+                ["texts", "n", "mean score"],
+                [
+                    ["originals", fl["n_original"], _num(fl["original_mean"])],
+                    ["valid mutants", fl["n_valid"], _num(fl["valid_mean"])],
+                    ["discarded mutants", fl["n_discarded"], _num(fl["discarded_mean"])],
+                ],
+                caption="LanguageTool: errors per 100 words (lower is better); LM: mean token log-likelihood (higher is better).",
+            )
+        )
+    out.append(
+        Examples(
+            "Hidden intersectional bias (Table 1 style)",
+            _hidden_examples(findings),
+            caption="Replaced words are highlighted. Atomic mutants keep the original's output; the combined one changes it.",
+        )
+    )
+    return out
+
+
+def _hidden_examples(findings: FindingsTable) -> list[Example]:
+    """The first hidden-bias findings with their atomic parents, in one streaming pass: an original's
+    atomic findings come before its intersectional ones, so only the current original's are kept."""
+    atomic: dict[str, dict[str, Any]] = {}
+    current = None
+    examples: list[Example] = []
+    where = pc.field("hidden") | (pc.field("kind") == "atomic")
+    for line in findings.json_lines(where, needs=["hidden", "kind"]):
+        f = json.loads(line)
+        if f["original_id"] != current:
+            current, atomic = f["original_id"], {}
+        if f["kind"] == "atomic":
+            atomic[f["key"]] = f
+            continue
+        rows = [("original", _excerpt([Segment(f["original_text"])]), _label(f["original_output"]))]
+        for i, key in enumerate(f["parents"], 1):
+            parent = atomic.get(key)
+            if parent is not None:
+                rows.append(
+                    (
+                        f"atomic {'I' * i}",
+                        _excerpt(highlight(parent["text"], parent["spans"])),
+                        _label(parent["mutant_output"]),
+                    )
+                )
+        rows.append(
+            ("intersectional", _excerpt(highlight(f["text"], f["spans"])), _label(f["mutant_output"]))
+        )
+        examples.append(Example(rows))
+        if len(examples) >= MAX_EXAMPLES:
+            break
+    return examples
+
+
+def groups(
+    block: HInterBlock, metrics: dict[str, Any], count: dict[str, int], combos: list[tuple[str, ...]]
+) -> list[Group]:
+    groups = [
+        Group(
+            f"atomic {a}",
+            count.get(a, 0),
+            [f"error_rate.by_attribute.{a}", "error_rate.atomic"],
+            f"error rate {percent_ci(metrics['error_rate']['by_attribute'][a], None)}",
+        )
+        for a in block.attributes
+    ]
+    for combo in combos:
+        key = combo_key(combo)
+        groups.append(
+            Group(
+                f"intersectional {key}",
+                count.get(key, 0),
+                [f"error_rate.by_pair.{key}", "error_rate.intersectional", "hidden_rate", f"venn.{key}"],
+                f"error rate {percent_ci(metrics['error_rate']['by_pair'][key], None)}",
+            )
+        )
+    return groups
+
+
+def _num(value: float | None) -> float | str:
+    return NO_DATA if value is None else value
