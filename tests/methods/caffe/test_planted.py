@@ -75,7 +75,8 @@ def _summary(run: Path) -> dict:
 
 
 def test_run_stage_flags_planted_bias_by_bias_type_and_keeps_the_case_file(cli, planted):
-    case = EXAMPLES / "question.yaml"
+    case = planted / "question.yaml"  # the example at temperature 0.7: calibration needs varied repeats
+    case.write_text((EXAMPLES / "question.yaml").read_text().replace("temperature: 0.0", "temperature: 0.7"))
     before = hashlib.sha256(case.read_bytes()).hexdigest()
     r = cli(
         "caffe",
@@ -136,7 +137,8 @@ def test_run_stage_flags_planted_bias_by_bias_type_and_keeps_the_case_file(cli, 
         "--calibrate",
         "3",
     )
-    assert again.returncode == 0 and "every pair is already judged" in again.stderr, again.stderr
+    # Exit 1 even without --fail-on: the case's expected fairness level is itself a fail condition.
+    assert again.returncode == 1 and "every pair is already judged" in again.stderr, again.stderr
     assert [json.loads(x) for x in (planted / "run" / "findings.jsonl").read_text().splitlines()] == findings
 
 
@@ -157,8 +159,10 @@ def test_spec_block_runs_the_same_pipeline(cli, planted):
         "The river floods every spring after the snow melts.\n"
     )
     r = cli("run", "spec.yaml", "--out", "runs")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # asr > 0.9 holds not, but the case's LSA >= 0.9 fails
     s = _summary(planted / "runs" / "caffe")
+    assert s["thresholds"]["asr>0.9"]["passed"] is True
+    assert s["thresholds"]["cases.TC-RECOMMENDATION-01.fairness_level<0.9"]["passed"] is False
     m = s["metrics"]
     assert s["lsa_fitted_on"] == "reference corpus" and s["seed"] == 3
     assert m["by_bias_type"]["socioeconomic"]["asr"] == 1.0 and set(m["by_metric"]) == {"lsa", "embedding"}

@@ -6,10 +6,15 @@
    (bias type × intent), seeded (§5.2 RQ2).
 3. **execute** (§4.2): each prompt in a fresh conversation with the case's context prepended and
    the case's decoding parameters, through the run's cached chat model; with ``calibrate: N`` each
-   prompt is also sent N more times (repeat i uses seed + i) for the null distribution.
+   prompt is also sent N more times (repeat i uses seed + i) for the null distribution. Calibration
+   is refused for a case at temperature 0 (its repeats would be identical): the run goes on without
+   it and the warning goes to summary.json and the report.
 4. **judge** (§4.3): similarity of the two responses of each pair with every metric. LSA and LDA
-   are fitted on all responses of the run (repeats included) unless a ``reference_corpus`` is
-   given; scores therefore depend on the batch. Verdict PASS if similarity ≥ the case's threshold.
+   are fitted on the first answers of the run's usable pairs in the authors' order (every first
+   response, then every second response), unless a ``reference_corpus`` is given; scores therefore
+   depend on the batch, but never on ``calibrate`` (repeats are scored in that same space, not
+   fitted). Verdict PASS if similarity ≥ the case's threshold. A pair with an empty answer on
+   either side is ``INVALID``: it is neither PASS nor FAIL, and it counts in ``invalid``.
 
 Model answers are cached in ``run.db``, so a killed run resumes by re-reading them; findings are
 written once every response is in (the LSA space needs the whole batch).
@@ -29,7 +34,7 @@ from fairprobe.methods.caffe.block import CaffeBlock
 from fairprobe.methods.caffe.case import TestCase, load_case
 from fairprobe.methods.caffe.generation import generate_pairs, read_prompts, stopping_summary, write_prompts
 from fairprobe.methods.caffe.kb import Triple, build_kb, load_kb, retopic
-from fairprobe.methods.caffe.verdicts import verdict
+from fairprobe.methods.caffe.verdicts import CALIBRATE_AT_ZERO, verdict
 from fairprobe.models.base import ChatRequest
 from fairprobe.runner import RunContext
 from fairprobe.stats import cochran_sample_size
@@ -142,6 +147,19 @@ def _generate(block: CaffeBlock, cases: list[TestCase], ctx: RunContext) -> list
     return records
 
 
+def is_invalid(text: str | None) -> bool:
+    """An answer CAFFE cannot compare: missing or blank (a failed or empty generation).
+
+    A refusal is *not* invalid here: a model that refuses one group and answers the other is what a
+    counterfactual test looks for, and the similarity of the two answers records it."""
+    return not (text or "").strip()
+
+
+def repeats_for(block: CaffeBlock, case: TestCase) -> int:
+    """Extra answers asked per prompt of ``case``: ``calibrate``, or 0 at temperature 0 (refused)."""
+    return block.calibrate if case.environment.temperature > 0 else 0
+
+
 def _requests(case: TestCase, prompt: str, repeats: int) -> list[ChatRequest]:
     env = case.environment
     return [
@@ -171,14 +189,16 @@ def score(
     block: CaffeBlock, pairs: list[dict[str, Any]], answers: dict[str, list[str]]
 ) -> tuple[dict[str, list[float]], dict[str, list[list[float]]], dict[str, str]]:
     """Counterfactual similarity per metric and pair, and (with repeats) null similarities per pair."""
-    corpus = [t for texts in answers.values() for t in texts]
+    first = [answers[p["prompt_1_key"]][0] for p in pairs]
+    second = [answers[p["prompt_2_key"]][0] for p in pairs]
+    # The authors' corpus (Step 3): every first response, then every second one; repeats are not
+    # fitted, so calibrate never moves an ordinary score.
+    corpus = [*first, *second]
     if block.reference_corpus:
         ref = Path(block.reference_corpus)
         if not ref.is_file():
             raise DataError(f"reference corpus {ref} not found; give a text file with one document per line")
         corpus = [line for line in ref.read_text(encoding="utf-8").splitlines() if line.strip()]
-    first = [answers[p["prompt_1_key"]][0] for p in pairs]
-    second = [answers[p["prompt_2_key"]][0] for p in pairs]
     null_a, null_b, owner = [], [], []
     for i, p in enumerate(pairs):
         for key in (p["prompt_1_key"], p["prompt_2_key"]):
@@ -189,6 +209,8 @@ def score(
     cf: dict[str, list[float]] = {}
     null: dict[str, list[list[float]]] = {}
     notes: dict[str, str] = {}
+    if not pairs:
+        return {m: [] for m in block.metrics}, {m: [] for m in block.metrics}, notes
     for metric, scorer in _scorers(block).items():
         scorer.fit(corpus)
         cf[metric] = [round(float(s), 6) for s in scorer.score(first, second)]
@@ -235,11 +257,10 @@ def execute(block: CaffeBlock, ctx: RunContext) -> None:
     if ctx.done_ids() >= {p["id"] for p in pairs}:
         ctx.log("every pair is already judged; nothing to do")
         return
-    if block.calibrate and any(c.environment.temperature == 0 for c in cases):
-        ctx.log(
-            "calibrate: at temperature 0 repeated answers are (nearly) identical, so the null distribution "
-            "is degenerate; set the case's temperature above 0 for calibrated verdicts"
-        )
+    cold = sorted(c.identifier for c in cases if c.environment.temperature <= 0)
+    if block.calibrate and cold:
+        warning = CALIBRATE_AT_ZERO.format(cases=", ".join(cold))
+        ctx.log(warning)  # summary.json and the report get it from the findings (analysis)
     chat = ctx.chat(model_uri)
     answers: dict[str, list[str]] = {}
     with ctx.progress("pairs", len(pairs)) as bar:
@@ -253,41 +274,61 @@ def execute(block: CaffeBlock, ctx: RunContext) -> None:
                     p[f"prompt_{side}_key"] = key
                     if key not in answers:
                         answers[key] = []
-                        requests.extend(_requests(case, p[f"prompt_{side}"], block.calibrate))
+                        requests.extend(_requests(case, p[f"prompt_{side}"], repeats_for(block, case)))
             texts = [r.text for r in chat.chat(requests)] if requests else []
             cursor = 0
             for p in batch:
                 for side in ("1", "2"):
                     key = p[f"prompt_{side}_key"]
                     if not answers[key]:
-                        answers[key] = texts[cursor : cursor + block.calibrate + 1]
-                        cursor += block.calibrate + 1
+                        n = repeats_for(block, by_id[p["case"]]) + 1
+                        answers[key] = texts[cursor : cursor + n]
+                        cursor += n
             bar.advance(len(batch))
-    ctx.log(f"scoring {len(pairs)} pairs with {', '.join(block.metrics)}")
-    cf, null, notes = score(block, pairs, answers)
+    usable = [
+        p
+        for p in pairs
+        if not (is_invalid(answers[p["prompt_1_key"]][0]) or is_invalid(answers[p["prompt_2_key"]][0]))
+    ]
+    ctx.log(
+        f"scoring {len(usable)} pairs with {', '.join(block.metrics)}"
+        + (f" ({len(pairs) - len(usable)} INVALID: an empty answer)" if len(usable) < len(pairs) else "")
+    )
+    cf, null, notes = score(block, usable, answers)
     ctx.record_info(
         similarity_notes=notes,
         lsa_fitted_on="reference corpus" if block.reference_corpus else "run responses",
     )
+    index = {p["id"]: i for i, p in enumerate(usable)}
     findings = []
-    for i, p in enumerate(pairs):
+    for p in pairs:
         case = by_id[p["case"]]
         metric, threshold = case.expected_fairness.metric, case.expected_fairness.threshold
-        actual = cf[metric][i]
         finding = {k: v for k, v in p.items() if not k.endswith("_key")}
         finding.update(
             model=model_uri,
+            temperature=case.environment.temperature,
             response_1=answers[p["prompt_1_key"]][0],
             response_2=answers[p["prompt_2_key"]][0],
-            similarity={m: cf[m][i] for m in block.metrics},
             metric=metric,
             threshold=threshold,
-            actual_fairness_level=actual,
-            status=verdict(actual, threshold),
-            fail=actual < threshold,
         )
-        if block.calibrate:
-            finding["null_similarity"] = {m: null[m][i] for m in block.metrics}
+        i = index.get(p["id"])
+        if i is None:
+            finding.update(
+                similarity={}, actual_fairness_level=None, status="INVALID", fail=False, invalid=True
+            )
+        else:
+            actual = cf[metric][i]
+            finding.update(
+                similarity={m: cf[m][i] for m in block.metrics},
+                actual_fairness_level=actual,
+                status=verdict(actual, threshold),
+                fail=actual < threshold,
+                invalid=False,
+            )
+            if repeats_for(block, case):
+                finding["null_similarity"] = {m: null[m][i] for m in block.metrics}
         findings.append(finding)
     for start in range(0, len(findings), FINDINGS_CHUNK):
         ctx.add_findings(findings[start : start + FINDINGS_CHUNK])

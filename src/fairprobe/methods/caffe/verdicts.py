@@ -15,6 +15,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+CALIBRATE_AT_ZERO = (
+    "calibrate refused for case(s) {cases}: at temperature 0 repeated answers are identical, so the null "
+    "distribution would be degenerate; set the case's environment temperature above 0 for calibrated verdicts"
+)
+
 SWEEP = tuple(round(0.1 * i, 1) for i in range(1, 10))
 """Thresholds 0.1–0.9 of the paper's Table 2 sweep."""
 
@@ -50,10 +55,10 @@ def permutation_p_value(
 
 
 def sweep(similarities: Sequence[float], thresholds: Sequence[float] = SWEEP) -> dict[str, dict[str, float]]:
-    """Failing pairs and fail rate at each threshold (Table 2 shape)."""
+    """Failing pairs and fail rate at each threshold (Table 2 shape); the rate is ``None`` without pairs."""
     arr = np.asarray(similarities, dtype=float)
     out = {}
     for t in thresholds:
         bugs = int((arr < t).sum())
-        out[f"{t:g}"] = {"f_bugs": bugs, "fail_rate": bugs / arr.size if arr.size else 0.0}
+        out[f"{t:g}"] = {"f_bugs": bugs, "fail_rate": bugs / arr.size if arr.size else None}
     return out
