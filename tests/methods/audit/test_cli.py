@@ -22,6 +22,10 @@ SMALL = [
     "ngrams",
     "--budget",
     "52",
+    "--cerm-steps",
+    "40",  # the defaults' 600 steps and 16 refits are for real audits; the tests check behaviour
+    "--refits",
+    "2",
 ]
 
 
@@ -121,7 +125,7 @@ def test_spec_block(cli, tmp_path: Path) -> None:
     (tmp_path / "spec.yaml").write_text(
         "seed: 1\naudit:\n"
         f"  model: {CASE_A}\n  data: adult\n  group_col: sex\n  pool_size: 150\n  budget: 36\n"
-        "  strategy: cerm-only\n  features: ngrams\n  cerm_steps: 20\n  metric: eo\n  epsilon: 0.001\n",
+        "  strategy: cerm-only\n  features: ngrams\n  cerm_steps: 20\n  refits: 2\n  metric: eo\n  epsilon: 0.001\n",
         encoding="utf-8",
     )
     res = cli("run", "spec.yaml", "--out", "runs")
@@ -202,6 +206,12 @@ def test_imdb_bafa_minilm(cli, tmp_path: Path) -> None:
         "group",
         "--positive-label",
         "POS",
+        "--features",
+        "minilm",
+        "--cerm-steps",
+        "60",
+        "--refits",
+        "0",
         "--budget",
         "200",
         "--epsilon",
@@ -251,6 +261,9 @@ def test_llm_scorer_through_llama_server(cli, tmp_path: Path, llama_server: str)
     assert -1.0 <= m["lower"] <= m["estimate"] <= m["upper"] <= 1.0
     assert s["audit"]["black_box_calls"] == 8
     assert 0 <= s["audit"]["invalid_answers"] <= 8
+    # Unparsable chat answers are counted in the metrics too (issue 18).
+    assert m["cases"] == 8 and m["invalid"] == s["audit"]["invalid_answers"]
+    assert m["invalid_rate"] == pytest.approx(m["invalid"] / 8)
     rows = list(csv.DictReader(open(tmp_path / "llm" / "trajectory.csv", encoding="utf-8")))
     assert [int(r["queries"]) for r in rows] == [4, 8]
     res = cli(*args, "--out", "llm2", timeout=600)

@@ -12,16 +12,28 @@ from fairprobe.cli_common import FailOn, Overwrite, Seed, run_technique, split_c
 
 
 def _headline(m: dict) -> str | None:
-    if "estimate" not in m:
+    if m.get("estimate") is None:
         return None
-    return (
+    seeds = m.get("seeds") or {}
+    lines = [
         f"{m['strategy']}: estimate {m['estimate']:+.4f} in [{m['lower']:+.4f}, {m['upper']:+.4f}] "
-        f"after {m['queries']} queries (stopped by {m['stopped_by']})"
-    )
+        f"after {m['queries']} queries (stopped by {m['stopped_by']}; {m['interval']} interval"
+        + (f", hull over {len(seeds)} seeds" if len(seeds) > 1 else "")
+        + ")"
+    ]
+    if len(seeds) > 1:
+        for name, e in seeds.items():
+            lines.append(
+                f"  seed {name}: {e['estimate']:+.4f} in [{e['lower']:+.4f}, {e['upper']:+.4f}] "
+                f"after {e['queries']} queries ({e['stopped_by']})"
+            )
+    return "\n".join(lines)
 
 
 def add_commands(app: typer.Typer) -> None:
-    audit = typer.Typer(help="BAFA: active fairness auditing of a black box with certified bounds.")
+    audit = typer.Typer(
+        help="BAFA: active fairness auditing of a black box with C-ERM intervals (a heuristic, not a certificate)."
+    )
     app.add_typer(audit, name="audit")
 
     @audit.callback(invoke_without_command=True)
@@ -38,10 +50,16 @@ def add_commands(app: typer.Typer) -> None:
         text_col: Annotated[str | None, typer.Option(help="text column")] = None,
         groups: Annotated[str | None, typer.Option(help="the two group values compared, g0,g1")] = None,
         positive_label: Annotated[str | None, typer.Option(help="label whose score is ranked")] = None,
-        budget: Annotated[int, typer.Option(help="most black-box queries per seed")] = 1000,
-        epsilon: Annotated[float, typer.Option(help="stop at this interval half-width")] = 0.02,
+        preset: Annotated[
+            str | None,
+            typer.Option(
+                help="default: the measured settings below | paper: bafa.txt Table 7 (explicit options win)"
+            ),
+        ] = None,
+        budget: Annotated[int | None, typer.Option(help="most black-box queries per seed [1000]")] = None,
+        epsilon: Annotated[float | None, typer.Option(help="stop at this interval half-width [0.02]")] = None,
         strategy: Annotated[
-            str, typer.Option(help="bafa | bafa-bo | cerm-only | stratified | random | power")
+            str, typer.Option(help="bafa | bafa-bo | cerm-only | stratified | random | bo | power")
         ] = "bafa",
         metric: Annotated[
             str, typer.Option(help="auc (ΔAUC) | dp (demographic parity) | eo (TPR gap)")
@@ -51,25 +69,37 @@ def add_commands(app: typer.Typer) -> None:
             str | None, typer.Option(help="CSV id,score of cached black-box scores (offline)")
         ] = None,
         pool_size: Annotated[int, typer.Option(help="seeded sample bounding the pool")] = 5000,
-        k: Annotated[int, typer.Option(help="queries per round")] = 16,
+        k: Annotated[int | None, typer.Option(help="queries per round [16]")] = None,
         features: Annotated[
-            str, typer.Option(help="surrogate inputs: minilm | ngrams | minilm+ngrams")
-        ] = "minilm",
+            str | None, typer.Option(help="surrogate inputs: minilm | ngrams | minilm+ngrams [ngrams]")
+        ] = None,
         surrogate: Annotated[str, typer.Option(help="mlp | transformer")] = "mlp",
-        hidden: Annotated[int, typer.Option(help="width of the surrogate network")] = 256,
-        cerm_steps: Annotated[int, typer.Option(help="Cooper steps per bound per round")] = 60,
-        dual_lr: Annotated[float, typer.Option(help="gradient-ascent rate of the C-ERM multipliers")] = 0.5,
-        lam: Annotated[float, typer.Option(help="version-space tolerance λ")] = 0.01,
+        hidden: Annotated[int | None, typer.Option(help="width of the surrogate network [64]")] = None,
+        cerm_steps: Annotated[int | None, typer.Option(help="Cooper steps per bound per round [600]")] = None,
+        dual_lr: Annotated[
+            float | None, typer.Option(help="gradient-ascent rate of the C-ERM multipliers [0.1]")
+        ] = None,
+        lam: Annotated[float | None, typer.Option(help="version-space tolerance λ [0.01]")] = None,
         refits: Annotated[
-            int, typer.Option(help="bootstrap refits of the base scorer added to the version space")
-        ] = 0,
+            int | None,
+            typer.Option(help="bootstrap refits of the base scorer added to the version space [16]"),
+        ] = None,
         group_weight: Annotated[
-            float, typer.Option(help="weight of each group's own part in the ridge base kernel")
-        ] = 0.0,
+            float | None, typer.Option(help="weight of each group's own part in the ridge base kernel [10]")
+        ] = None,
         match_weight: Annotated[
-            float,
-            typer.Option(help="strength α of the selector's (group, label) matching weights (0: off)"),
-        ] = 2.0,
+            float | None,
+            typer.Option(help="strength α of the selector's (group, label) matching weights (0: off) [0]"),
+        ] = None,
+        power_gamma: Annotated[
+            float | None, typer.Option(help="exponent γ of power sampling (p(1-p))^γ [2, the authors']")
+        ] = None,
+        interval: Annotated[
+            str | None,
+            typer.Option(
+                help="headline interval: raw (the paper's) [default] | nested (intersected with earlier rounds)"
+            ),
+        ] = None,
         reference: Annotated[bool, typer.Option(help="also score the whole pool for the true gap")] = False,
         out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
         seed: Seed = 0,
@@ -98,6 +128,7 @@ def add_commands(app: typer.Typer) -> None:
             text_col=text_col,
             groups=split_csv(groups) or None,
             positive_label=positive_label,
+            preset=preset,
             budget=budget,
             epsilon=epsilon,
             strategy=strategy,
@@ -114,6 +145,8 @@ def add_commands(app: typer.Typer) -> None:
             group_weight=group_weight,
             match_weight=match_weight,
             dual_lr=dual_lr,
+            power_gamma=power_gamma,
+            interval=interval,
             reference=reference,
         )
         run_technique(

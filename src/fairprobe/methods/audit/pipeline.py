@@ -3,10 +3,14 @@ run Algorithm 1 (bafa.txt App. A.2) once per seed, and log every round as a find
 
 Findings: one ``round`` finding per audit round (the trajectory log of issue 7 §4) and one
 ``final`` finding per seed, ids ``<strategy>/seed<N>/round<R>`` and ``<strategy>/seed<N>/final``.
+Both carry the raw interval (``lower``/``upper``, the paper's) and the nested one
+(``nested_lower``/``nested_upper``, see :mod:`.engine`); a final finding also counts the seed's
+black-box answers (``cases``) and the unusable ones among them (``invalid``).
 A seed whose ``final`` finding exists is skipped on resume; a seed cut off mid-way is re-run from its
 start, which costs no black-box query (every answer is in the cache). ``trajectory.csv`` (columns
-``strategy, seed, round, queries, lower, upper, estimate, width, error, true_value``) is written
-next to the reports for ``fairprobe audit evaluate``.
+``strategy, seed, round, queries, lower, upper, estimate, width, error, true_value, nested_lower,
+nested_upper, stopped_by``) is written next to the reports for ``fairprobe audit evaluate``
+(``stopped_by`` lets it keep seeds that stopped early in queries-to-ε).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from fairprobe.methods.audit.cerm import CermConfig
 from fairprobe.methods.audit.engine import AuditConfig, RoundLog, run_audit
 from fairprobe.methods.audit.metrics import gap
 from fairprobe.methods.audit.pool import ADULT_SOURCES, Pool, build_pool, load_source
-from fairprobe.methods.audit.selection import CERTIFIED, ORACLE, SelectorConfig
+from fairprobe.methods.audit.selection import NEEDS_INPUTS, ORACLE, SelectorConfig
 from fairprobe.runner import RunContext
 
 TRAJECTORY_COLUMNS = (
@@ -37,6 +41,9 @@ TRAJECTORY_COLUMNS = (
     "width",
     "error",
     "true_value",
+    "nested_lower",
+    "nested_upper",
+    "stopped_by",
 )
 
 
@@ -49,7 +56,9 @@ def audit_config(block: AuditBlock) -> AuditConfig:
         epsilon=block.epsilon,
         delta=block.delta,
         per_stratum=block.per_stratum,
-        selector=SelectorConfig(k=block.k, candidates=block.candidates, alpha=block.match_weight),
+        selector=SelectorConfig(
+            k=block.k, candidates=block.candidates, alpha=block.match_weight, power_gamma=block.power_gamma
+        ),
         cerm=CermConfig(
             lam=block.lam,
             steps=block.cerm_steps,
@@ -103,7 +112,7 @@ def execute(block: AuditBlock, ctx: RunContext) -> None:
         )
     true_value = None if oracle is None else gap(block.metric, oracle, pool.y, pool.g, block.threshold)
     inputs = None
-    if block.strategy in CERTIFIED:
+    if block.strategy in NEEDS_INPUTS:
         from fairprobe.methods.audit.surrogate import encode_pool
 
         ctx.log(f"encoding the pool for the {block.surrogate} surrogate ({block.features})")
@@ -135,6 +144,7 @@ def execute(block: AuditBlock, ctx: RunContext) -> None:
                 f"seed {seed} round {log.round}: {log.queries} queries, [{log.lower:+.4f}, {log.upper:+.4f}]"
             )
 
+        invalid_before = black_box.invalid  # chat answers are parsed (and counted) cached or not
         result = run_audit(pool, inputs, query, config, seed, true_value, oracle, record)
         last = result.final
         ctx.add_findings(
@@ -154,6 +164,12 @@ def execute(block: AuditBlock, ctx: RunContext) -> None:
                     "stopped_by": result.stopped_by,
                     "true_value": true_value,
                     "rounds": len(result.rounds),
+                    "nested_lower": last.nested_lower,
+                    "nested_upper": last.nested_upper,
+                    "nested_covered": last.nested_covered,
+                    "nested_resets": sum(r.nested_reset for r in result.rounds),
+                    "cases": last.queries,
+                    "invalid": black_box.invalid - invalid_before,
                 }
             ]
         )
@@ -177,6 +193,7 @@ def execute(block: AuditBlock, ctx: RunContext) -> None:
 def write_trajectory(path: Any, findings: list[dict[str, Any]]) -> None:
     """The round findings as a CSV readable by :func:`~fairprobe.methods.audit.evaluate.read_trajectories`."""
     rows = sorted((f for f in findings if f.get("kind") == "round"), key=lambda f: (f["seed"], f["round"]))
+    stopped = {f["seed"]: f["stopped_by"] for f in findings if f.get("kind") == "final"}
     with open(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(TRAJECTORY_COLUMNS)
@@ -193,5 +210,8 @@ def write_trajectory(path: Any, findings: list[dict[str, Any]]) -> None:
                     f["width"],
                     "" if f["error"] is None else f["error"],
                     "" if f.get("true_value") is None else f["true_value"],
+                    f.get("nested_lower", ""),
+                    f.get("nested_upper", ""),
+                    stopped.get(f["seed"], ""),
                 ]
             )

@@ -11,7 +11,14 @@ Every rule picks ``k`` pool positions among the unqueried ones ``U_t = D \\ S_t`
   and the distribution-matching weights ``w`` (A.2.3 "BAFA-Disagreement", A.2.4 (1));
 - ``bafa-bo``: ``comb_t = (1−λ_t)·dis_t + λ_t·acq_01`` with GP-UCB ``acq = μ + β·σ`` over features
   ``φ_t(x) = [dis_t(x), g, embedding]``, z-scored and squashed by a clipped logistic, times ``w``,
-  then MMR diversity ``s − γ·max sim`` in greedy batch construction (A.2.3 "BAFA-BO", A.2.4 (2)).
+  then MMR diversity ``s − γ·max sim`` in greedy batch construction (A.2.3 "BAFA-BO", A.2.4 (2));
+- ``bo``: the BO-only baseline of A.3.2, a sampling rule with no C-ERM and no certificate
+  endpoints: GP-UCB over ``[g, embedding]`` with MMR diversity, estimate and bound as the other
+  passive baselines. A.3.2 leaves the GP's target open ("a standard BO acquisition function (e.g.,
+  EI/UCB)"); here it is the score uncertainty ``s*(1−s*)`` *observed* on the queried points, so
+  ``bo`` is the learned, non-oracle counterpart of power sampling.
+
+``power_gamma`` is the power sampling exponent γ (A.3.1); the authors' code used γ = 2.
 
 The seed set is stratified over (g, y), ``per_stratum`` points each (Algorithm 1 line 1).
 """
@@ -22,9 +29,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-STRATEGIES = ("bafa", "bafa-bo", "cerm-only", "stratified", "random", "power")
+STRATEGIES = ("bafa", "bafa-bo", "cerm-only", "stratified", "random", "power", "bo")
 ACTIVE = ("bafa", "bafa-bo")
-CERTIFIED = ("bafa", "bafa-bo", "cerm-only")
+CERM = ("bafa", "bafa-bo", "cerm-only")
+"""Strategies whose interval comes from the C-ERM solves (a heuristic interval, not a certificate)."""
+NEEDS_INPUTS = (*CERM, "bo")
+"""Strategies that need the encoded pool (the surrogate's or the GP's inputs)."""
 ORACLE = ("power",)
 
 
@@ -50,7 +60,8 @@ class SelectorConfig:
     gamma: float = 0.2
     bo_lambda_max: float = 0.5
     bo_features: int = 16
-    power_gamma: float = 1.0
+    power_gamma: float = 2.0
+    """Exponent γ of power sampling ``(p(1−p))^γ`` (A.3.1; the authors' code used 2)."""
 
 
 def ramp(round_index: int, warmup: int, ramp_rounds: int, top: float) -> float:
