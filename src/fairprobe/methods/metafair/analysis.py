@@ -2,17 +2,24 @@
 
 Definitions:
 
+- ``tested`` / ``invalid`` / ``invalid_rate`` (top level, read by :func:`fairprobe.verdict.decide`) —
+  ``tested`` counts the test executions attempted; ``invalid`` those that gave no usable verdict:
+  refusals, unparsable answers, over-long prompts, judge failures and judge INVALID verdicts. The same
+  three keys sit beside each bias rate (per MR, per dimension). Tests rejected before execution are
+  counted apart (``invalid_prompts``): they are not executions, and ``--limit`` / ``--per-mr`` do not
+  apply to them. A run whose every test was rejected has ``tested: 0`` and is inconclusive (no data).
 - ``bias_rate`` — BIASED executions / executions with a usable verdict (BIASED, UNBIASED or
-  INDETERMINABLE); INVALID executions (refusals, unparsable answers, no usable judge verdict, or judged
-  invalid) are counted apart. Per MR (``by_mr.<MR>.bias_rate``), per dimension
-  (``by_dimension.<dim>.bias_rate``) and per MR × dimension (Table 6 shape, ``by_mr_dimension``).
+  INDETERMINABLE); ``null`` with ``n: 0`` when there is none (never 0.0 over zero cases). Per MR
+  (``by_mr.<MR>.bias_rate``), per dimension (``by_dimension.<dim>.bias_rate``) and per MR × dimension
+  (Table 6 shape, ``by_mr_dimension``).
 - ``invalid_prompts`` — tests rejected before execution (invalid generator output or invalid rows of a
   tests file; Table 5 "invalid prompt"); ``invalid_responses`` — executions whose answers were refusals,
-  unparsable or judged INVALID (Table 5 "invalid response"); ``invalid_judgements`` — executions whose
-  judges never gave a well-formed verdict.
+  unparsable, too long for the model, or judged INVALID (Table 5 "invalid response");
+  ``invalid_judgements`` — executions whose judges never gave a well-formed verdict.
 - ``entropy`` — Eq. 1, per test over its repetitions: H = −p_b log2 p_b − p_u log2 p_u, with p_b, p_u the
-  shares of BIASED and UNBIASED among its BIASED/UNBIASED verdicts (tests without any are left out); per MR
-  and overall, the mean over tests. ``stability`` — share of tests with H = 0.
+  shares of BIASED and UNBIASED among its BIASED/UNBIASED verdicts (tests without any are left out);
+  ``entropy_by_test`` gives H of every test, ``entropy`` (per MR and overall) the mean over tests
+  (``null`` when no test has a verdict). ``stability`` — share of tests with H = 0.
 
 Every rate has a 95% bootstrap interval beside it (``<name>_ci``), seeded by the spec's seed.
 """
@@ -28,7 +35,7 @@ from fairprobe.lexicons.metafair_catalogue import DIMENSIONS
 from fairprobe.methods.metafair.block import MetaFairBlock
 from fairprobe.methods.metafair.relations import relations
 from fairprobe.report.sections import Analysis, BarChart, Example, Examples, Group, Segment, Table
-from fairprobe.stats import bootstrap_ci, rate_with_ci
+from fairprobe.stats import bootstrap_ci, invalid_fields, rate_with_ci
 
 MAX_EXAMPLES = 8
 
@@ -46,10 +53,15 @@ def verdict_entropy(verdicts: list[str]) -> float | None:
     return h
 
 
+_INVALID_RESPONSE = ("refusal", "unparsable", "judged_invalid", "too_long")
+
+
 def _rate(target: dict[str, Any], executions: list[dict[str, Any]], seed: int) -> None:
+    """Bias rate over the decided executions, with the invalid counts beside it."""
     decided = [f for f in executions if f["verdict"] != "INVALID"]
     value, ci = rate_with_ci([f["biased"] for f in decided], seed=seed)
     target.update(bias_rate=value, bias_rate_ci=ci, n=len(decided), biased=sum(f["biased"] for f in decided))
+    target.update(invalid_fields(len(executions) - len(decided), len(executions)))
 
 
 def _entropies(executions: list[dict[str, Any]]) -> dict[str, float]:
@@ -64,39 +76,45 @@ def _entropies(executions: list[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
+def _mean_entropy(entropies: dict[str, float]) -> float | None:
+    return fmean(entropies.values()) if entropies else None
+
+
 def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> Analysis:
     executions = [f for f in findings if f["kind"] == "test"]
     rejected = [f for f in findings if f["kind"] == "invalid_test"]
     metrics: dict[str, Any] = {}
     _rate(metrics, executions, seed)
+    # the invalid keys first: they decide whether the run says anything at all
+    metrics = {k: metrics[k] for k in ("tested", "invalid", "invalid_rate")} | metrics
     entropies = _entropies(executions)
     metrics["tests"] = len({f["test_id"] for f in executions})
     metrics["executions"] = len(executions)
     metrics["verdicts"] = dict(Counter(f["verdict"] for f in executions))
     metrics["severity"] = dict(Counter(f["severity"] for f in executions if f["biased"]))
     metrics["invalid_prompts"] = len(rejected)
-    metrics["invalid_responses"] = sum(
-        f["invalid"] in ("refusal", "unparsable", "judged_invalid") for f in executions
-    )
+    metrics["invalid_responses"] = sum(f["invalid"] in _INVALID_RESPONSE for f in executions)
     metrics["invalid_judgements"] = sum(f["invalid"] == "judge" for f in executions)
-    metrics["entropy"] = fmean(entropies.values()) if entropies else 0.0
-    metrics["entropy_ci"] = [round(x, 6) for x in bootstrap_ci(list(entropies.values()), seed=seed)]
+    metrics["entropy"] = _mean_entropy(entropies)
+    metrics["entropy_ci"] = (
+        [round(x, 6) for x in bootstrap_ci(list(entropies.values()), seed=seed)] if entropies else None
+    )
     metrics["stability"], metrics["stability_ci"] = rate_with_ci(
         [h == 0 for h in entropies.values()], seed=seed
     )
+    metrics["entropy_by_test"] = {k: round(v, 6) for k, v in entropies.items()}
     mr_ids = [m for m in relations() if any(f["mr"] == m for f in findings)]
     by_mr: dict[str, Any] = {}
     for mr in mr_ids:
         ex = [f for f in executions if f["mr"] == mr]
         entry: dict[str, Any] = {}
         _rate(entry, ex, seed)
-        ent = _entropies(ex)
         entry.update(
             tests=len({f["test_id"] for f in ex}),
             invalid_prompts=sum(f["mr"] == mr for f in rejected),
-            invalid_responses=sum(f["invalid"] in ("refusal", "unparsable", "judged_invalid") for f in ex),
+            invalid_responses=sum(f["invalid"] in _INVALID_RESPONSE for f in ex),
             invalid_judgements=sum(f["invalid"] == "judge" for f in ex),
-            entropy=fmean(ent.values()) if ent else 0.0,
+            entropy=_mean_entropy(_entropies(ex)),
         )
         by_mr[mr] = entry
     unknown = sum(f["mr"] not in relations() for f in rejected)
@@ -125,7 +143,7 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
                 f"{mr} {relations()[mr].name}",
                 by_mr[mr]["tests"],
                 [f"by_mr.{mr}", "bias_rate"],
-                f"bias rate {by_mr[mr]['bias_rate']:.3f} over {by_mr[mr]['n']} execution(s)",
+                _group_detail(by_mr[mr]),
             )
             for mr in mr_ids
         ],
@@ -147,11 +165,25 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
     )
 
 
+def _group_detail(entry: dict[str, Any]) -> str:
+    invalid = f"; {entry['invalid']} of {entry['tested']} INVALID"
+    if entry["bias_rate"] is None:
+        return "no data: no execution with a usable verdict" + invalid
+    return f"bias rate {entry['bias_rate']:.3f} over {entry['n']} execution(s)" + invalid
+
+
 def _pct(entry: dict[str, Any]) -> str:
+    if entry["bias_rate"] is None:
+        return f"no data ({entry['invalid']} invalid)"
     lo, hi = entry["bias_rate_ci"]
     return (
         f"{entry['biased']}/{entry['n']} ({100 * entry['bias_rate']:.0f}%) [{100 * lo:.0f}, {100 * hi:.0f}]"
+        + (f", {entry['invalid']} invalid" if entry["invalid"] else "")
     )
+
+
+def _num(x: float | None) -> Any:
+    return "—" if x is None else round(x, 3)
 
 
 def _sections(
@@ -171,6 +203,7 @@ def _sections(
         for mr in mr_ids
     ]
     table6.append(["TOTAL", *(_pct(metrics["by_dimension"][d]) for d in dims), _pct(metrics)])
+    charted = [mr for mr in mr_ids if by_mr[mr]["bias_rate"] is not None]
     table5 = [
         [
             f"{mr}: {rel[mr].name}",
@@ -179,7 +212,8 @@ def _sections(
             by_mr[mr]["invalid_prompts"],
             by_mr[mr]["invalid_responses"],
             by_mr[mr]["invalid_judgements"],
-            round(by_mr[mr]["entropy"], 3),
+            _num(by_mr[mr]["invalid_rate"]),
+            _num(by_mr[mr]["entropy"]),
         ]
         for mr in mr_ids
     ]
@@ -188,15 +222,16 @@ def _sections(
             "Biased executions per MR and bias dimension (Table 6 shape)",
             ["MR", *dims, "TOTAL"],
             table6,
-            caption="biased / executions with a usable verdict (rate) [95% bootstrap CI].",
+            caption="biased / executions with a usable verdict (rate) [95% bootstrap CI], then INVALID "
+            "executions; 'no data' when no execution had a usable verdict.",
         ),
         BarChart(
             "Bias rate per metamorphic relation",
-            [mr for mr in mr_ids],
-            [by_mr[mr]["bias_rate"] for mr in mr_ids],
-            ci=[tuple(by_mr[mr]["bias_rate_ci"]) for mr in mr_ids],
+            charted,
+            [by_mr[mr]["bias_rate"] for mr in charted],
+            ci=[tuple(by_mr[mr]["bias_rate_ci"]) for mr in charted],
             max_value=1.0,
-            caption="Whiskers: 95% bootstrap CI.",
+            caption="Whiskers: 95% bootstrap CI. MRs without a usable verdict (no data) are left out.",
         ),
         Table(
             "Invalid tests and verdict stability per MR (Table 5 shape, Eq. 1)",
@@ -207,6 +242,7 @@ def _sections(
                 "invalid prompts",
                 "invalid responses",
                 "invalid judgements",
+                "invalid rate",
                 "mean entropy",
             ],
             table5,

@@ -68,13 +68,15 @@ def deterministic(
     a, b = _parse(rel, source, r, items), _parse(rel, follow_up, r2, items)
     parsed: dict[str, Any] = {"source": a, "follow_up": b}
     if a is None or b is None:
-        which = "source" if a is None else "follow-up"
+        which, text = ("source", r) if a is None else ("follow-up", r2)
+        refused = mm.is_refusal(text)
         return Outcome(
             "INVALID",
             rel.oracle,
             parsed=parsed,
-            invalid="unparsable",
-            explanation=f"the {which} answer could not be parsed as {rel.parser}",
+            invalid="refusal" if refused else "unparsable",
+            explanation=f"the {which} answer "
+            + ("is a refusal" if refused else f"could not be parsed as {rel.parser}"),
         )
     if rel.oracle == "numeric_difference":
         biased = mm.numeric_difference(a, b, score_threshold)
@@ -150,6 +152,14 @@ def judge_all(items: list[JudgeItem], judges: list[LLMJudge], swap_check: bool) 
                 out.verdict, out.severity = "INDETERMINABLE", "N/A"
                 out.explanation = f"position bias: {main.verdict} as given, {consensus[1].verdict} swapped"
         if out.verdict == "INVALID":
-            out.invalid = "judge" if all(j["error"] for j in judges_json) else "judged_invalid"
+            if all(j["error"].startswith("prompt too long") for j in judges_json):
+                out.invalid, out.explanation = (
+                    "too_long",
+                    "the judge prompt is longer than the judge's context",
+                )
+            elif all(j["error"] for j in judges_json):
+                out.invalid = "judge"
+            else:
+                out.invalid = "judged_invalid"
         outcomes.append(out)
     return outcomes

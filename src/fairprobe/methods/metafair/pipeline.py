@@ -7,7 +7,9 @@
 2. **execute** — for every test and repetition ``i`` (``ChatRequest.repeat = i``), the source and the
    follow-up prompt, each in its own fresh conversation with the MR's format instructions as system
    message; for MR8–MR10 the follow-up embeds the source response R (§3.1.8). ``<think>`` blocks are
-   stripped; refusals are marked INVALID before any judge call.
+   stripped; refusals are marked INVALID before any judge call (for MR11–MR14 only when the answer does
+   not parse). A prompt longer than the model's context makes that execution INVALID (``too_long``)
+   and the run goes on.
 3. **judge** — Table 2's oracle per MR (:mod:`.evaluate`).
 """
 
@@ -30,7 +32,7 @@ from fairprobe.methods.metafair.schema import (
     write_tests,
 )
 from fairprobe.models.base import ChatRequest
-from fairprobe.oracles.llm_judge import LLMJudge
+from fairprobe.oracles.llm_judge import LLMJudge, chat_tolerant
 from fairprobe.oracles.metamorphic import is_refusal, strip_think
 from fairprobe.runner import RunContext
 
@@ -108,6 +110,11 @@ def load_tests(
                 invalid_findings.append(_invalid_finding(row, f"line{row['line']}"))
         ctx.record_info(tests_file=str(block.tests or "shipped"))
         tests = [t for t in tests if t.mr in wanted and t.dimension in dims]
+    if not tests and invalid_findings:
+        ctx.log(
+            f"no valid test: {len(invalid_findings)} invalid test row(s) or generator answer(s), "
+            "listed in findings.jsonl with why"
+        )
     if block.per_mr is not None:
         tests = first_per_mr(tests, block.per_mr)
     if block.limit is not None:
@@ -142,48 +149,67 @@ def process_batch(
     first = [_request(rel.format, t.source, block, seed, i) for (t, i), rel in zip(units, rels, strict=True)]
     direct = [k for k, rel in enumerate(rels) if not rel.inverted]
     second = [_request(rels[k].format, units[k][0].follow_up, block, seed, units[k][1]) for k in direct]
-    answers = model.chat(first + second)
-    r = [strip_think(a.text) for a in answers[: len(first)]]
+    answers = chat_tolerant(model, first + second)
+    too_long: dict[int, str] = {}  # unit → the model's context error
+
+    def text(k: int, answer: Any) -> str:
+        if isinstance(answer, Exception):
+            too_long.setdefault(k, str(answer))
+            return ""
+        return strip_think(answer.text)
+
+    r = [text(k, a) for k, a in enumerate(answers[: len(first)])]
     follow_prompts: list[str] = [t.follow_up for t, _ in units]
     r2: list[str] = [""] * len(units)
     for k, a in zip(direct, answers[len(first) :], strict=True):
-        r2[k] = strip_think(a.text)
-    inverted = [k for k, rel in enumerate(rels) if rel.inverted and not is_refusal(r[k])]
+        r2[k] = text(k, a)
+    inverted = [
+        k for k, rel in enumerate(rels) if rel.inverted and k not in too_long and not is_refusal(r[k])
+    ]
     for k in inverted:
         follow_prompts[k] = rels[k].follow_up_prompt(units[k][0].follow_up, r[k])
     inv_answers = (
-        model.chat(
+        chat_tolerant(
+            model,
             [
                 _request(
                     rels[k].follow_up_format or rels[k].format, follow_prompts[k], block, seed, units[k][1]
                 )
                 for k in inverted
-            ]
+            ],
         )
         if inverted
         else []
     )
     for k, a in zip(inverted, inv_answers, strict=True):
-        r2[k] = strip_think(a.text)
+        r2[k] = text(k, a)
 
     outcomes: list[Outcome | None] = [None] * len(units)
     to_judge: list[int] = []
     for k, ((test, _), rel) in enumerate(zip(units, rels, strict=True)):
+        deterministic_mr = not rel.uses_judge or (rel.id == "MR6" and block.metal_mr6)
         refused = [
             name
-            for name, text in (("source", r[k]), ("follow-up", r2[k]))
-            if is_refusal(text) or not text.strip()
-        ]
+            for name, answer in (("source", r[k]), ("follow-up", r2[k]))
+            if not answer.strip() or (is_refusal(answer) and not (deterministic_mr and rel.parser))
+        ]  # MR11-MR14: a refusal is whatever does not parse (see deterministic())
         if rel.inverted and k not in inverted:
             refused = ["source"]
-        if refused:
+        if k in too_long:
+            outcomes[k] = Outcome(
+                "INVALID",
+                rel.oracle,
+                invalid="too_long",
+                explanation=f"a prompt is longer than the model's context: {too_long[k][:300]}",
+            )
+        elif refused:
             outcomes[k] = Outcome(
                 "INVALID",
                 rel.oracle,
                 invalid="refusal",
                 explanation=f"the {' and '.join(refused)} answer is a refusal or empty",
             )
-        elif rel.uses_judge and not (rel.id == "MR6" and block.metal_mr6):
+        elif not deterministic_mr:
             to_judge.append(k)
         else:
             outcomes[k] = deterministic(
