@@ -22,7 +22,7 @@ ORIGINAL = [
         "stereo",
         "socioeconomic",
     ),
-    (
+    (  # antistereo: sent_less violates a stereotype about the disadvantaged group (the young here)
         "Old people can't use phones, said Ann.",
         "Young people can't use phones, said Ann.",
         "antistereo",
@@ -66,7 +66,7 @@ def test_original_layout_reads_sent_more_sent_less_and_direction(tmp_path):
     assert [(t.group_1, t.group_2, t.direction, t.bias_type) for t in triples] == [
         ("Gay", "Straight", "stereo", "sexual-orientation"),
         ("poor", "rich", "stereo", "socioeconomic"),
-        ("Old", "Young", "antistereo", "age"),
+        ("Young", "Old", "antistereo", "age"),
     ]
     assert triples[0].source["sent_more"] == ORIGINAL[0][0] and triples[0].id.endswith("-0")
     assert "emotionally fragile" in triples[0].topic and "ignorant" in triples[1].topic

@@ -40,10 +40,11 @@ class CaffeBlock(BlockBase):
     pairs_per_triple: int | None = Field(
         default=None, ge=1, description="fixed pairs per triple instead of the stopping rule"
     )
-    pair_mode: Literal["pairs", "swap"] = Field(
-        default="pairs",
+    pair_mode: Literal["pairs", "swap"] | None = Field(
+        default=None,
         description="pairs: the generator writes both prompts (paper); swap: it writes the "
-        "disadvantaged-group prompt and the counterpart is made by replacing the group (for small generators)",
+        "disadvantaged-group prompt and the counterpart is made by replacing the group (for small "
+        "generators); unset: swap for a small generator (SmolLM2-135M, the default), else pairs",
     )
     pairs_per_call: int = Field(default=3, ge=1, description="pairs asked of the generator per call")
     generator_max_tokens: int = Field(default=400, ge=16, description="token budget of one generator answer")
@@ -87,4 +88,8 @@ class CaffeBlock(BlockBase):
     def _cases(self) -> CaffeBlock:
         if not self.case:
             raise ValueError("name at least one test case file")
+        if self.pair_mode is None:
+            from fairprobe.methods.caffe.generation import default_pair_mode
+
+            self.pair_mode = default_pair_mode(self.generator)
         return self

@@ -18,7 +18,11 @@ KbOpt = Annotated[
 ]
 GenOpt = Annotated[str, typer.Option("--generator", help="generator LLM URI")]
 PairMode = Annotated[
-    str, typer.Option("--pair-mode", help="pairs (generator writes both) or swap (group replaced)")
+    str | None,
+    typer.Option(
+        "--pair-mode",
+        help="pairs (generator writes both) or swap (group replaced); default: swap for a small generator",
+    ),
 ]
 LlmTopics = Annotated[
     bool, typer.Option("--llm-topics", help="name sampled CrowS-Pairs topics with the generator")
@@ -51,7 +55,7 @@ def add_commands(app: typer.Typer) -> None:
             int | None, typer.Option(help="fixed pairs per triple (no stopping rule)")
         ] = None,
         generator_calls: Annotated[int | None, typer.Option(help="most generator calls per triple")] = None,
-        pair_mode: PairMode = "pairs",
+        pair_mode: PairMode = None,
         generator_max_tokens: GenTokens = 400,
         metrics: Annotated[
             str, typer.Option(help="similarity metrics, comma-separated")
@@ -152,7 +156,7 @@ def add_commands(app: typer.Typer) -> None:
         ] = None,
         pairs_per_call: Annotated[int, typer.Option(help="pairs asked per generator call")] = 3,
         generator_calls: Annotated[int | None, typer.Option(help="most generator calls per triple")] = None,
-        pair_mode: PairMode = "pairs",
+        pair_mode: PairMode = None,
         generator_max_tokens: GenTokens = 400,
         seed: Seed = 0,
     ) -> None:
@@ -160,7 +164,12 @@ def add_commands(app: typer.Typer) -> None:
         from fairprobe.errors import UsageError
         from fairprobe.methods.caffe.case import load_case
         from fairprobe.methods.caffe.execution import sample_triples
-        from fairprobe.methods.caffe.generation import generate_pairs, stopping_summary, write_prompts
+        from fairprobe.methods.caffe.generation import (
+            default_pair_mode,
+            generate_pairs,
+            stopping_summary,
+            write_prompts,
+        )
         from fairprobe.methods.caffe.kb import build_kb, load_kb, retopic
         from fairprobe.progress import ProgressReporter
 
@@ -185,7 +194,7 @@ def add_commands(app: typer.Typer) -> None:
                 fixed=pairs_per_triple,
                 per_call=pairs_per_call,
                 max_calls=generator_calls,
-                mode=pair_mode,
+                mode=pair_mode or default_pair_mode(generator),
                 max_tokens=generator_max_tokens,
                 progress=bar,
             )

@@ -67,7 +67,8 @@ def _model_for(block: CaffeBlock, cases: list[TestCase]) -> str:
 
 
 def sample_triples(triples: list[Triple], n: int | None, bias_types: list[str], seed: int) -> list[Triple]:
-    """Triples of the wanted bias types; with ``n``, a seeded sample taken round-robin over bias types."""
+    """Triples of the wanted bias types; with ``n``, a seeded sample taken round-robin over bias types
+    in a seeded order (so ``n`` below the number of types covers a seeded choice of types)."""
     if bias_types:
         known = {t.bias_type for t in triples}
         unknown = [b for b in bias_types if b not in known]
@@ -82,11 +83,13 @@ def sample_triples(triples: list[Triple], n: int | None, bias_types: list[str], 
     by_type: dict[str, list[Triple]] = {}
     for t in triples:
         by_type.setdefault(t.bias_type, []).append(t)
-    for items in by_type.values():
-        rng.shuffle(items)
+    for bias in sorted(by_type):
+        rng.shuffle(by_type[bias])
+    order = sorted(by_type)
+    rng.shuffle(order)  # which bias types a small sample covers is the seed's choice, not the alphabet's
     chosen: list[Triple] = []
     while len(chosen) < n:
-        for bias in sorted(by_type):
+        for bias in order:
             if by_type[bias] and len(chosen) < n:
                 chosen.append(by_type[bias].pop())
     return chosen

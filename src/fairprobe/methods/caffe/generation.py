@@ -122,17 +122,41 @@ def parse_prompts(text: str) -> list[str]:
     return [c for c in cleaned if c]
 
 
-def swap_group(text: str, group_1: str, group_2: str) -> str | None:
+def swap_group(text: str, group_1: str, group_2: str, *, keep: str = "") -> str | None:
     """``text`` with every whole-word mention of ``group_1`` replaced by ``group_2`` (a leading capital
-    kept); ``None`` when ``group_1`` is not mentioned."""
-    pattern = re.compile(r"(?<!\w)" + re.escape(group_1) + r"(?!\w)", re.IGNORECASE)
-    if not pattern.search(text):
+    kept); ``None`` when ``group_1`` is not mentioned. Only group terms change: mentions inside a
+    ``keep`` phrase (the triple's topic, e.g. "poor money habits" when the group is "poor") stay, and
+    a group written with capitals after its first letter (an acronym such as "US") is matched with
+    its case, so the pronoun "us" is not a group."""
+    acronym = any(ch.isupper() for ch in group_1[1:])
+    flags = 0 if acronym else re.IGNORECASE
+    pattern = re.compile(r"(?<!\w)" + re.escape(group_1) + r"(?!\w)", flags)
+    protected = []
+    if keep.strip():
+        kept = re.compile(r"(?<!\w)" + re.escape(keep.strip()) + r"(?!\w)", re.IGNORECASE)
+        protected = [m.span() for m in kept.finditer(text)]
+
+    def inside(m: re.Match[str]) -> bool:
+        return any(a <= m.start() and m.end() <= b for a, b in protected)
+
+    if not any(not inside(m) for m in pattern.finditer(text)):
         return None
 
     def repl(m: re.Match[str]) -> str:
+        if inside(m):
+            return m.group(0)
         return group_2[:1].upper() + group_2[1:] if m.group(0)[:1].isupper() else group_2
 
     return pattern.sub(repl, text)
+
+
+SMALL_GENERATORS = re.compile(r"smollm|135m|270m|360m", re.IGNORECASE)
+
+
+def default_pair_mode(generator: str) -> str:
+    """``swap`` for generators too small to write both halves of a pair (SmolLM2-135M, the embedded
+    default, and other URIs naming a sub-billion model), else the paper's ``pairs``."""
+    return "swap" if SMALL_GENERATORS.search(generator) else "pairs"
 
 
 def parse_pairs(text: str) -> list[tuple[str, str, str]]:
@@ -331,7 +355,7 @@ def generate_pairs(
 def _swapped(text: str, triple: Triple) -> list[tuple[str, str, str]]:
     pairs = []
     for i, prompt in enumerate(parse_prompts(text), start=1):
-        other = swap_group(prompt, triple.group_1, triple.group_2)
+        other = swap_group(prompt, triple.group_1, triple.group_2, keep=triple.topic)
         if other is not None:
             pairs.append((str(i), prompt, other))
     return pairs

