@@ -8,13 +8,17 @@ replacement, so every pair here is *directed*: ``(word, replacement)``.
 Two file formats are read:
 
 * YAML, grouped (the packaged ``bias_dictionary.yaml``; its header documents the format):
-  ``cross`` groups (cross product between groups, both directions), ``swap`` rows (both
-  directions), ``pairs`` rows (one direction) and ``modify`` blocks (heads x modifiers).
+  ``cross`` groups (cross product between groups, both directions), ``adjectives`` (a ``cross``
+  block whose terms are adjectives that mutate only where they describe a person: see
+  :meth:`BiasDictionary.person_only`), ``swap`` rows (both directions), ``pairs`` rows (one
+  direction) and ``modify`` blocks (heads x modifiers).
 * CSV with header ``attribute,word,replacement`` (one directed pair per row; further columns,
   such as the ``count`` column written by :func:`fairprobe.lexicons.sbic.write_candidates`, are
   ignored).
 
-Every bad entry raises :class:`~fairprobe.errors.DataError` naming the file and the line.
+Every bad entry raises :class:`~fairprobe.errors.DataError` naming the file and the line, except
+a self-pair (``teenage;teenage``, as in the authors' published lists): it is skipped with a
+warning naming the file and line, and listed in :attr:`BiasDictionary.skipped` (issue 20).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import csv
 import functools
 import re
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -35,7 +40,7 @@ __all__ = ["BiasDictionary", "load_dictionary", "normalise_term", "is_valid_term
 PACKAGED_DICTIONARY = Path(__file__).with_name("bias_dictionary.yaml")
 
 _TERM_RE = re.compile(r"^\w(?:[\w'\- ]*\w)?$")
-_BLOCK_KINDS = ("cross", "swap", "pairs", "modify")
+_BLOCK_KINDS = ("cross", "adjectives", "swap", "pairs", "modify")
 
 
 def is_valid_term(term: str) -> bool:
@@ -55,8 +60,19 @@ class BiasDictionary:
     pair once; two pairs are the same when their words match case-insensitively.
     """
 
-    def __init__(self, pairs: Mapping[str, Iterable[tuple[str, str]]], source: str = "<memory>") -> None:
+    def __init__(
+        self,
+        pairs: Mapping[str, Iterable[tuple[str, str]]],
+        source: str = "<memory>",
+        person_only: Mapping[str, Iterable[str]] | None = None,
+        skipped: Iterable[str] = (),
+    ) -> None:
         self.source = source
+        self.skipped: list[str] = list(skipped)
+        """Self-pairs skipped while reading (each a "where: word" note)."""
+        self._person_only = {
+            a: frozenset(normalise_term(t) for t in ts) for a, ts in (person_only or {}).items()
+        }
         self._pairs: dict[str, tuple[tuple[str, str], ...]] = {}
         for attribute, rows in pairs.items():
             seen: set[tuple[str, str]] = set()
@@ -65,9 +81,8 @@ class BiasDictionary:
                 word, replacement = " ".join(word.split()), " ".join(replacement.split())
                 key = (normalise_term(word), normalise_term(replacement))
                 if key[0] == key[1]:
-                    raise DataError(
-                        f"{source}: attribute {attribute!r} maps {word!r} to itself; remove that pair."
-                    )
+                    _skip_self_pair(self.skipped, f"{source}: attribute {attribute!r}", word)
+                    continue
                 if key not in seen:
                     seen.add(key)
                     kept.append((word, replacement))
@@ -99,6 +114,12 @@ class BiasDictionary:
             seen.setdefault(normalise_term(replacement), replacement)
         return list(seen.values())
 
+    def person_only(self, attribute: str) -> frozenset[str]:
+        """Terms of ``attribute`` (matching keys) that are replaced only where they describe a person
+        (``adjectives`` blocks): "an ugly man", "she is tall", never "things get ugly" or "pretty
+        coherent" (issue 20). The caller decides with a parse (:mod:`fairprobe.text.person`)."""
+        return self._person_only.get(attribute, frozenset())
+
     def __len__(self) -> int:
         return sum(len(p) for p in self._pairs.values())
 
@@ -127,17 +148,25 @@ def _load(path: Path) -> BiasDictionary:
     if not path.is_file():
         raise DataError(f"bias dictionary {path} not found; pass an existing .yaml or .csv file.")
     suffix = path.suffix.lower()
+    skipped: list[str] = []
     if suffix in (".yaml", ".yml"):
-        return BiasDictionary(_read_yaml(path), source=str(path))
+        pairs, person_only = _read_yaml(path, skipped)
+        return BiasDictionary(pairs, source=str(path), person_only=person_only, skipped=skipped)
     if suffix == ".csv":
-        return BiasDictionary(_read_csv(path), source=str(path))
+        return BiasDictionary(_read_csv(path, skipped), source=str(path), skipped=skipped)
     raise DataError(f"bias dictionary {path}: unknown file type {suffix!r}; use .yaml, .yml or .csv.")
 
 
 # --------------------------------------------------------------------------------------- CSV
 
 
-def _read_csv(path: Path) -> dict[str, list[tuple[str, str]]]:
+def _skip_self_pair(skipped: list[str], where: str, word: str) -> None:
+    note = f"{where}: {word!r} is paired with itself"
+    skipped.append(note)
+    warnings.warn(f"{note}; skipped that pair", stacklevel=3)
+
+
+def _read_csv(path: Path, skipped: list[str]) -> dict[str, list[tuple[str, str]]]:
     out: dict[str, list[tuple[str, str]]] = {}
     with path.open(newline="", encoding="utf-8") as fh:
         reader = csv.reader(fh)
@@ -165,7 +194,8 @@ def _read_csv(path: Path) -> dict[str, list[tuple[str, str]]]:
             word = _check_term(row[iw], path, line)
             replacement = _check_term(row[ir], path, line)
             if normalise_term(word) == normalise_term(replacement):
-                raise DataError(f"{path}, line {line}: {word!r} is paired with itself; remove that row.")
+                _skip_self_pair(skipped, f"{path}, line {line}", word)
+                continue
             out.setdefault(attribute, []).append((word, replacement))
     if not out:
         raise DataError(f"{path}: no word pairs found; add rows attribute,word,replacement.")
@@ -187,7 +217,9 @@ def _check_term(raw: str, path: Path, line: int) -> str:
 # -------------------------------------------------------------------------------------- YAML
 
 
-def _read_yaml(path: Path) -> dict[str, list[tuple[str, str]]]:
+def _read_yaml(
+    path: Path, skipped: list[str]
+) -> tuple[dict[str, list[tuple[str, str]]], dict[str, set[str]]]:
     try:
         root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
@@ -202,6 +234,7 @@ def _read_yaml(path: Path) -> dict[str, list[tuple[str, str]]]:
     if not isinstance(root, yaml.MappingNode):
         raise DataError(f"{path}, line {_line(root)}: top level must map attribute names to block lists.")
     out: dict[str, list[tuple[str, str]]] = {}
+    person_only: dict[str, set[str]] = {}
     for key_node, blocks in root.value:
         attribute = _scalar(key_node, path, "attribute name")
         if attribute in out:
@@ -214,10 +247,18 @@ def _read_yaml(path: Path) -> dict[str, list[tuple[str, str]]]:
                 f"blocks ({', '.join(_BLOCK_KINDS)})."
             )
         pairs: list[tuple[str, str]] = []
+        adjectives: set[str] = set()
+        others: set[str] = set()
         for block in blocks.value:
-            pairs.extend(_read_block(block, path))
+            block_pairs, block_adjectives = _read_block(block, path, skipped)
+            pairs.extend(block_pairs)
+            if block_adjectives:
+                adjectives.update(normalise_term(t) for t in block_adjectives)
+            else:
+                others.update(normalise_term(t) for pair in block_pairs for t in pair)
         out[attribute] = pairs
-    return out
+        person_only[attribute] = adjectives - others  # "blonde" is a noun too ("the blonde")
+    return out, person_only
 
 
 def _line(node: yaml.Node) -> int:
@@ -240,7 +281,8 @@ def _terms(node: yaml.Node, path: Path, what: str) -> list[tuple[str, int]]:
     return [(_term(item, path), _line(item)) for item in node.value]
 
 
-def _read_block(block: yaml.Node, path: Path) -> list[tuple[str, str]]:
+def _read_block(block: yaml.Node, path: Path, skipped: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """A block's pairs, and the terms it marks person-only (``adjectives`` blocks)."""
     if not isinstance(block, yaml.MappingNode) or len(block.value) != 1:
         raise DataError(
             f"{path}, line {_line(block)}: each block is a one-key mapping: "
@@ -249,11 +291,14 @@ def _read_block(block: yaml.Node, path: Path) -> list[tuple[str, str]]:
     key_node, body = block.value[0]
     kind = _scalar(key_node, path, "block kind")
     if kind == "cross":
-        return _cross(_groups(body, path, "cross"), path)
+        return _cross(_groups(body, path, "cross"), path), []
+    if kind == "adjectives":
+        groups = _groups(body, path, "adjectives")
+        return _cross(groups, path), [t for terms in groups.values() for t, _ in terms]
     if kind in ("swap", "pairs"):
-        return _rows(body, path, both=kind == "swap")
+        return _rows(body, path, both=kind == "swap", skipped=skipped), []
     if kind == "modify":
-        return _modify(body, path)
+        return _modify(body, path), []
     raise DataError(
         f"{path}, line {_line(key_node)}: unknown block kind {kind!r}; use one of {', '.join(_BLOCK_KINDS)}."
     )
@@ -289,7 +334,7 @@ def _cross(groups: dict[str, list[tuple[str, int]]], path: Path) -> list[tuple[s
     return pairs
 
 
-def _rows(node: yaml.Node, path: Path, both: bool) -> list[tuple[str, str]]:
+def _rows(node: yaml.Node, path: Path, both: bool, skipped: list[str]) -> list[tuple[str, str]]:
     if not isinstance(node, yaml.SequenceNode) or not node.value:
         raise DataError(f"{path}, line {_line(node)}: expected a non-empty list of [word, replacement] rows.")
     pairs: list[tuple[str, str]] = []
@@ -300,7 +345,8 @@ def _rows(node: yaml.Node, path: Path, both: bool) -> list[tuple[str, str]]:
             )
         word, replacement = _term(row.value[0], path), _term(row.value[1], path)
         if normalise_term(word) == normalise_term(replacement):
-            raise DataError(f"{path}, line {_line(row)}: {word!r} is paired with itself; remove that row.")
+            _skip_self_pair(skipped, f"{path}, line {_line(row)}", word)
+            continue
         pairs.append((word, replacement))
         if both:
             pairs.append((replacement, word))

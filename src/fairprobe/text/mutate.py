@@ -115,13 +115,17 @@ class _Matcher:
         body = "|".join(r"\s+".join(re.escape(w) for w in term.split(" ")) for term in terms)
         self.regex = re.compile(f"{_LEFT}(?:{body}){_RIGHT}", re.IGNORECASE) if terms else None
 
-    def find(self, text: str) -> dict[str, list[tuple[int, int]]]:
-        """Occurrences per term key, keys in order of first occurrence."""
+    def find(
+        self, text: str, skip: frozenset[tuple[int, int]] = frozenset()
+    ) -> dict[str, list[tuple[int, int]]]:
+        """Occurrences per term key, keys in order of first occurrence; spans in ``skip`` do not
+        count (a person-only adjective that describes no person, :mod:`fairprobe.text.person`)."""
         found: dict[str, list[tuple[int, int]]] = {}
         if self.regex is None:
             return found
         for m in self.regex.finditer(text):
-            found.setdefault(normalise_term(m.group()), []).append(m.span())
+            if m.span() not in skip:
+                found.setdefault(normalise_term(m.group()), []).append(m.span())
         return found
 
     def choices(self, found: dict[str, list[tuple[int, int]]]) -> list[tuple[str, str]]:
@@ -135,13 +139,15 @@ def _matcher(dictionary: BiasDictionary, attribute: str) -> _Matcher:
     return _Matcher(dictionary, attribute)
 
 
-def find_terms(text: str, dictionary: BiasDictionary, attribute: str) -> dict[str, list[tuple[int, int]]]:
+def find_terms(
+    text: str, dictionary: BiasDictionary, attribute: str, skip: frozenset[tuple[int, int]] = frozenset()
+) -> dict[str, list[tuple[int, int]]]:
     """Where the dictionary words of ``attribute`` occur in ``text``: ``{word: [(start, end)]}``.
 
     Words are given in their dictionary spelling, in order of first occurrence.
     """
     matcher = _matcher(dictionary, attribute)
-    return {matcher.word_form[k]: spans for k, spans in matcher.find(text).items()}
+    return {matcher.word_form[k]: spans for k, spans in matcher.find(text, skip).items()}
 
 
 # -------------------------------------------------------------------------------------- case
@@ -244,15 +250,22 @@ def _sample(n: int, max_mutants: int | None, seed: int) -> list[int]:
 
 
 def atomic_mutants(
-    text: str, dictionary: BiasDictionary, attribute: str, *, max_mutants: int | None = None, seed: int = 0
+    text: str,
+    dictionary: BiasDictionary,
+    attribute: str,
+    *,
+    max_mutants: int | None = None,
+    seed: int = 0,
+    skip: frozenset[tuple[int, int]] = frozenset(),
 ) -> list[Mutant]:
     """Algorithm 2 lines 3-5: one mutant per pair of ``P[attribute]`` whose word occurs in ``text``.
 
     Every occurrence of the word is replaced. Mutants come in dictionary order; with
-    ``max_mutants`` a seeded random subset of that size is kept (in the same order).
+    ``max_mutants`` a seeded random subset of that size is kept (in the same order). Occurrences
+    at the spans in ``skip`` are not occurrences (see :func:`fairprobe.text.person.non_person_spans`).
     """
     matcher = _matcher(dictionary, attribute)
-    found = matcher.find(text)
+    found = matcher.find(text, skip)
     choices = matcher.choices(found)
     out = []
     for i in _sample(len(choices), max_mutants, seed):
@@ -270,7 +283,13 @@ def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
 class _Intersections:
     """Valid combinations of one pair per attribute in a text (spans only, enumerated lazily)."""
 
-    def __init__(self, text: str, dictionary: BiasDictionary, attributes: tuple[str, ...]):
+    def __init__(
+        self,
+        text: str,
+        dictionary: BiasDictionary,
+        attributes: tuple[str, ...],
+        skip: frozenset[tuple[int, int]] = frozenset(),
+    ):
         attributes = tuple(attributes)
         if len(attributes) < 2 or len(set(attributes)) != len(attributes):
             raise UsageError(
@@ -280,7 +299,7 @@ class _Intersections:
         self.text = text
         self.attributes = attributes
         self.matchers = [_matcher(dictionary, a) for a in attributes]
-        self.founds = [m.find(text) for m in self.matchers]
+        self.founds = [m.find(text, skip) for m in self.matchers]
         self.choices = [m.choices(f) for m, f in zip(self.matchers, self.founds, strict=True)]
         self._parents: dict[tuple[int, int], Mutant] = {}
 
@@ -327,9 +346,14 @@ class _Intersections:
         return Mutant(new_text, tuple(replacements), spans), parents
 
 
-def count_intersectional(text: str, dictionary: BiasDictionary, attributes: tuple[str, ...]) -> int:
+def count_intersectional(
+    text: str,
+    dictionary: BiasDictionary,
+    attributes: tuple[str, ...],
+    skip: frozenset[tuple[int, int]] = frozenset(),
+) -> int:
     """How many intersectional mutants :func:`intersectional_mutants` gives (no text is built)."""
-    return sum(1 for _ in _Intersections(text, dictionary, attributes).combos())
+    return sum(1 for _ in _Intersections(text, dictionary, attributes, skip).combos())
 
 
 def iter_intersectional_mutants(
@@ -338,10 +362,11 @@ def iter_intersectional_mutants(
     attributes: tuple[str, ...],
     *,
     indices: set[int] | None = None,
+    skip: frozenset[tuple[int, int]] = frozenset(),
 ) -> Iterator[tuple[Mutant, tuple[Mutant, ...]]]:
     """:func:`intersectional_mutants` one at a time (memory: one mutant, whatever their number);
     with ``indices``, only the combinations at those positions of the full sequence."""
-    found = _Intersections(text, dictionary, attributes)
+    found = _Intersections(text, dictionary, attributes, skip)
     for i, (combo, per_attr) in enumerate(found.combos()):
         if indices is None or i in indices:
             yield found.mutant(combo, per_attr)
@@ -354,6 +379,7 @@ def intersectional_mutants(
     *,
     max_mutants: int | None = None,
     seed: int = 0,
+    skip: frozenset[tuple[int, int]] = frozenset(),
 ) -> list[tuple[Mutant, tuple[Mutant, ...]]]:
     """Algorithm 1 lines 10-17 for k >= 2 distinct attributes: ``(m, (t1, ..., tk))`` per combination.
 
@@ -364,7 +390,7 @@ def intersectional_mutants(
     subset of the valid combinations.
     """
     if max_mutants is None:
-        return list(iter_intersectional_mutants(text, dictionary, attributes))
-    n = count_intersectional(text, dictionary, attributes)
+        return list(iter_intersectional_mutants(text, dictionary, attributes, skip=skip))
+    n = count_intersectional(text, dictionary, attributes, skip)
     keep = set(_sample(n, max_mutants, seed))
-    return list(iter_intersectional_mutants(text, dictionary, attributes, indices=keep))
+    return list(iter_intersectional_mutants(text, dictionary, attributes, indices=keep, skip=skip))

@@ -33,6 +33,11 @@ class HInterBlock(BlockBase):
         description="seeded sample of at most N mutants per text and kind (parents always kept)",
     )
     invariant: bool = Field(default=True, description="apply the dependency invariant (Algorithms 3-4)")
+    person_adjectives: bool = Field(
+        default=True,
+        description="replace the dictionary's person-only adjectives (body: ugly, tall, ...) only where "
+        "the parse shows they describe a person; false replaces every occurrence, as the paper's artifact",
+    )
     score_discarded: bool = Field(
         default=False, description="also run discarded mutants through the model (RQ3.2)"
     )

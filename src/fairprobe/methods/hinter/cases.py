@@ -44,13 +44,18 @@ def generate_lazy(
     the report's "generated" counts never shrink under sampling (issue 20).
     """
     text = record.text
-    atomic = [m for a in block.attributes for m in atomic_mutants(text, dictionary, a)]
+    skip = person_skip(text, dictionary, block)
+    atomic = [m for a in block.attributes for m in atomic_mutants(text, dictionary, a, skip=skip)]
     combos = attribute_combinations(block)
     cap = block.max_mutants_per_text
     if cap is None:
-        lazy = (pair for combo in combos for pair in iter_intersectional_mutants(text, dictionary, combo))
+        lazy = (
+            pair
+            for combo in combos
+            for pair in iter_intersectional_mutants(text, dictionary, combo, skip=skip)
+        )
         return atomic, lazy
-    counts = [count_intersectional(text, dictionary, combo) for combo in combos]
+    counts = [count_intersectional(text, dictionary, combo, skip) for combo in combos]
     if population is not None:
         population.update(atomic=len(atomic), intersectional=sum(counts))
     rng = random.Random(f"{seed}:{record.id}")
@@ -60,7 +65,7 @@ def generate_lazy(
     for combo, n in zip(combos, counts, strict=True):
         local = None if chosen is None else {i - offset for i in chosen if offset <= i < offset + n}
         if local is None or local:
-            inter.extend(iter_intersectional_mutants(text, dictionary, combo, indices=local))
+            inter.extend(iter_intersectional_mutants(text, dictionary, combo, indices=local, skip=skip))
         offset += n
     if len(atomic) > cap:
         keep = {atomic[i].key for i in rng.sample(range(len(atomic)), cap)}
@@ -79,9 +84,22 @@ def generate(
 
 def count_generated(record: Record, dictionary: BiasDictionary, block: HInterBlock) -> int:
     """Mutants of one original before sampling (no text is built): for sizing campaigns."""
-    atomic = sum(len(atomic_mutants(record.text, dictionary, a)) for a in block.attributes)
+    skip = person_skip(record.text, dictionary, block)
+    atomic = sum(len(atomic_mutants(record.text, dictionary, a, skip=skip)) for a in block.attributes)
     combos = attribute_combinations(block)
-    return atomic + sum(count_intersectional(record.text, dictionary, c) for c in combos)
+    return atomic + sum(count_intersectional(record.text, dictionary, c, skip) for c in combos)
+
+
+def person_skip(text: str, dictionary: BiasDictionary, block: HInterBlock) -> frozenset[tuple[int, int]]:
+    """Occurrences of person-only adjectives (the dictionary's ``adjectives:`` blocks) that describe
+    no person in the parse, unless ``person_adjectives: false`` (issue 20)."""
+    if not block.person_adjectives or not any(dictionary.person_only(a) for a in block.attributes):
+        return frozenset()
+    from fairprobe.text.parser import load_parser
+    from fairprobe.text.person import non_person_spans
+
+    nlp, _ = load_parser(block.spacy_model, minimal=True)
+    return non_person_spans(text, dictionary, block.attributes, nlp)
 
 
 @dataclass

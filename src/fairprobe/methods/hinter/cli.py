@@ -33,6 +33,13 @@ def add_commands(app: typer.Typer) -> None:
         no_invariant: Annotated[
             bool, typer.Option("--no-invariant", help="skip the dependency invariant")
         ] = False,
+        all_adjectives: Annotated[
+            bool,
+            typer.Option(
+                "--all-adjectives",
+                help="replace body adjectives everywhere, not only where they describe a person",
+            ),
+        ] = False,
         score_discarded: Annotated[
             bool, typer.Option(help="run discarded mutants too (false positives)")
         ] = False,
@@ -76,6 +83,7 @@ def add_commands(app: typer.Typer) -> None:
             limit=limit,
             max_mutants_per_text=max_mutants_per_text,
             invariant=not no_invariant,
+            person_adjectives=not all_adjectives,
             score_discarded=score_discarded,
             dictionary=dictionary,
             spacy_model=spacy_model,
