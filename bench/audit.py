@@ -101,6 +101,19 @@ def _audit_seed(pool, inputs, scores, true, strategy: str, args: argparse.Namesp
     return _curve(res.rounds), (covered, nested), line, res.stopped_by in STOPPED_EARLY
 
 
+def _so_far(strat: Trajectories, curves: dict, stopped: set, covered: list, nested: list, eps: float) -> None:
+    """Running figures over the BAFA seeds finished so far (and stratified on the same seeds)."""
+    bafa = Trajectories("bench", "bafa", dict(curves), stopped=frozenset(stopped))
+    same = Trajectories("bench", "stratified", {k: strat.curves[k] for k in curves}, stopped=strat.stopped)
+    q_b, q_s = queries_to_epsilon(bafa, eps), queries_to_epsilon(same, eps)
+    ratio = f"{q_s / q_b:.1f}x" if q_b and q_s else "n/a"
+    print(
+        f"    so far ({len(curves)} seeds): q@{eps} bafa {q_b}, stratified {q_s}, ratio {ratio}; "
+        f"coverage raw {np.mean(covered):.3f}, nested {np.mean(nested):.3f} over {len(covered)} rounds",
+        flush=True,
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -178,6 +191,7 @@ def main() -> None:
                     covered.extend(seed_covered[0])
                     nested.extend(seed_covered[1])
                     print(line, flush=True)
+                    _so_far(results["stratified"], curves, stopped, covered, nested, args.epsilon)
         # A seed that stopped by ε keeps its final answer for larger budgets in queries to ε;
         # err@250 and AUEC@1000 are over the seeds that reached 250 / 1,000 queries.
         traj = results[strategy] = Trajectories("bench", strategy, curves, stopped=frozenset(stopped))

@@ -227,7 +227,7 @@ def test_imdb_bafa_minilm(cli, tmp_path: Path) -> None:
 
 def test_llm_scorer_through_llama_server(cli, tmp_path: Path, llama_server: str) -> None:
     """SmolLM2 behind a real llama.cpp server as a 0-100 confidence scorer (the paper's Bias-in-Bios
-    setup), audited with certified BAFA bounds on a small pool; a re-run asks the server nothing."""
+    setup), audited with BAFA's C-ERM intervals on a small pool; a re-run asks the server nothing."""
     args = [
         "audit",
         "--model",

@@ -89,7 +89,7 @@ def test_passive_intervals_cover_and_power_needs_oracle() -> None:
 
 
 @pytest.mark.parametrize("metric", ["dp", "eo"])
-def test_other_gaps_certified(metric: str) -> None:
+def test_other_gaps_cerm_intervals(metric: str) -> None:
     pool, scores, x = _setup(96)
     true = gap(metric, scores, pool.y, pool.g, 0.5)
     # epsilon < 0: never stop on width, run until the pool is exhausted (the guaranteed-coverage case).

@@ -1,4 +1,4 @@
-"""BAFA: query-efficient active fairness auditing of black-box models with certified bounds.
+"""BAFA: query-efficient active fairness auditing of black-box models with C-ERM intervals.
 
 Implements Hartmann et al., "Audit Me If You Can" (shared/seeds/bafa.txt): C-ERM bounds on a
 fairness gap over a version space of surrogates (§3 S1, App. A.2.2, :mod:`.cerm`), active query

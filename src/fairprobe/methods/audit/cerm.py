@@ -1,4 +1,9 @@
-"""Certificate step S1: C-ERM bounds on the fairness gap with Cooper (bafa.txt §3, App. A.2.2).
+"""Step S1: C-ERM bounds on the fairness gap with Cooper (bafa.txt §3, App. A.2.2).
+
+The paper calls S1 the "certificate"; what is computed here is a **heuristic interval**: every
+end-point is the gap of a true member of the version space, but the solves are a finite number of
+gradient steps, so the end-points need not be the extremes, and later rounds can report end-points
+outside earlier intervals (see :mod:`.engine` for the nested interval logged beside it).
 
 Version space ℋ_λ(S_t) = {h ∈ ℋ : |h(x_i) − s*_i| ≤ λ for every queried (x_i, s*_i)}. Two
 constrained problems over the surrogate weights,
@@ -12,11 +17,12 @@ the *whole pool* (labels and groups are known), on pairs sampled per minibatch
 scorer (δ = 0, see :class:`CermSolver`), which plays the part of Table 7's "warm-up"/"retraining"
 epochs that fit the surrogate to the queried scores before the min/max steps.
 
-Certificate: the endpoints are the *exact* gaps of the two extremal models' pool scores, where a
+Interval: the endpoints are the *exact* gaps of the two extremal models' pool scores, where a
 queried point's score is projected into its tube [s*_i − λ, s*_i + λ] (so each endpoint model is a
 member of ℋ_λ(S_t) exactly, not only approximately); the base scorer (δ = 0) is a member too, and
 the interval is the smallest and largest gap among these members. The midpoint is the estimate and
-the half-width the uncertainty radius (A.2.2 "Extremal hypotheses and certificate"). Once every
+the half-width the uncertainty radius (A.2.2 "Extremal hypotheses and certificate"; a radius
+of the members found, not a bound on the version space). Once every
 pool point is queried the base scorer *is* the black box, so the interval holds the true gap.
 
 Options beyond the paper (defaults = the first design):
@@ -93,7 +99,7 @@ class CermConfig:
 
 @dataclass
 class Bounds:
-    """One round's certificate: interval, the two endpoint models' pool scores, max constraint violation."""
+    """One round's C-ERM result: interval, the two endpoint models' pool scores, max constraint violation."""
 
     lower: float
     upper: float
@@ -203,7 +209,7 @@ class CermSolver:
         return out
 
     def bounds(self, idx: np.ndarray, scores: np.ndarray) -> Bounds:
-        """The certificate interval for the queried positions ``idx`` with black-box ``scores``."""
+        """The C-ERM interval for the queried positions ``idx`` with black-box ``scores``."""
         idx = np.asarray(idx, dtype=np.int64)
         scores = np.asarray(scores, dtype=np.float32)
         sim = self.unit @ self.unit[idx].T
