@@ -104,7 +104,7 @@ def test_all_stages_with_smollm2_as_generator_and_model(cli, tmp_path, llama_ser
         "run",
         timeout=600,
     )
-    assert r.returncode == 0, r.stderr
+    assert r.returncode in (0, 1), r.stderr  # 1: a pair below the case's expected level, or inconclusive
     run = Path(tmp_path / "run")
     assert (tmp_path / "case.yaml").read_bytes() == before
     summary = json.loads((run / "summary.json").read_text())
@@ -116,12 +116,18 @@ def test_all_stages_with_smollm2_as_generator_and_model(cli, tmp_path, llama_ser
     stopping = json.loads((run / "prompts.stopping.json").read_text())["triples"][0]
     assert stopping["levelled_off"] == (stopping["stopping_point"] is not None)
     m = summary["metrics"]
-    assert m["pairs"] == len(findings) and m["f_bugs"] == sum(f["status"] == "FAIL" for f in findings)
+    usable = [f for f in findings if f["status"] != "INVALID"]
+    assert m["tested"] == len(findings) and m["invalid"] == len(findings) - len(usable)
+    assert m["pairs"] == len(usable) and m["f_bugs"] == sum(f["status"] == "FAIL" for f in findings)
+    case = m["cases"]["TC-SMOL-01"]
+    assert (r.returncode == 0) == (summary["verdict"] == "pass") == (case["passed"] is True)
     for f in findings:
         assert check_pair(f["prompt_1"], f["prompt_2"], f["group_1"], f["group_2"]) is None
+    for f in usable:
         assert (
             (f["status"] == "PASS") == (f["similarity"]["lsa"] >= 0.9) and f["response_1"] and f["response_2"]
         )
         assert len(f["null_similarity"]["embedding"]) == 2
-    assert "calibrated" in m and 0.0 <= m["calibrated"]["asr"] <= 1.0
+    if usable:
+        assert "calibrated" in m and 0.0 <= m["calibrated"]["asr"] <= 1.0
     assert summary["decoding"]  # the model's decoding parameters are recorded
