@@ -149,12 +149,46 @@ def _load(path: Path) -> BiasDictionary:
         raise DataError(f"bias dictionary {path} not found; pass an existing .yaml or .csv file.")
     suffix = path.suffix.lower()
     skipped: list[str] = []
+    packaged = path.resolve() == PACKAGED_DICTIONARY.resolve()
     if suffix in (".yaml", ".yml"):
         pairs, person_only = _read_yaml(path, skipped)
+        pairs = pairs if packaged else _recase(pairs)
         return BiasDictionary(pairs, source=str(path), person_only=person_only, skipped=skipped)
     if suffix == ".csv":
-        return BiasDictionary(_read_csv(path, skipped), source=str(path), skipped=skipped)
+        return BiasDictionary(_recase(_read_csv(path, skipped)), source=str(path), skipped=skipped)
     raise DataError(f"bias dictionary {path}: unknown file type {suffix!r}; use .yaml, .yml or .csv.")
+
+
+def proper_words(attribute: str | None = None) -> dict[str, str]:
+    """Lower case -> spelling of the words the packaged dictionary always capitalises ("rican" ->
+    "Rican", "asian" -> "Asian"): of ``attribute`` (none when the packaged dictionary lacks it, so
+    "black" of a user "color" attribute stays lower case), or of every attribute for ``None``."""
+    d = _load_packaged()
+    names = list(d.attributes) if attribute is None else [attribute] if attribute in d.attributes else []
+    out: dict[str, str] = {}
+    for name in names:
+        for term in d.terms(name):
+            for word in re.findall(r"[^\W\d_]+", term):
+                if word[0].isupper():
+                    out[word.lower()] = word
+    return out
+
+
+def _recase(pairs: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
+    """Give an all-lower-case term of a user dictionary the capitals the packaged dictionary uses
+    for its words: the authors' lists are lower case, and "puerto rican" at a sentence start gave
+    "Puerto rican" (issue 20). Terms with any capital are kept as written."""
+
+    def fix(term: str, caps: dict[str, str]) -> str:
+        if term != term.lower():
+            return term
+        return re.sub(r"[^\W\d_]+", lambda m: caps.get(m.group(), m.group()), term)
+
+    out = {}
+    for attribute, rows in pairs.items():
+        caps = proper_words(attribute)
+        out[attribute] = [(fix(w, caps), fix(r, caps)) for w, r in rows]
+    return out
 
 
 # --------------------------------------------------------------------------------------- CSV

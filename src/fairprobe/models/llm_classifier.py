@@ -10,7 +10,9 @@ free-text answer is mapped to labels by :class:`LabelParser`:
   ``No Waivers``, never a substring hit on ``Waivers``;
 - single-label tasks: exactly one distinct label must be found, otherwise :data:`INVALID`
   (no label, or two different labels as in "positive, not negative");
-- multi-label tasks: the set of labels found, :data:`INVALID` when none is found.
+- multi-label tasks: the set of labels found, :data:`INVALID` when none is found — unless the
+  task names a ``none_answer`` (HInter Table 8's ECtHR example answers "None": no article
+  violated) and the answer says it as a whole phrase and names no label: then the empty set.
 
 Unparsable answers are counted in :attr:`LLMClassifier.invalid_count`, so the INVALID rate can be
 reported beside every metric: Meta-Fair (Table 5) reports invalid responses "due to output errors
@@ -63,6 +65,8 @@ class ClassificationTask:
         multi_label: answers name a set of labels instead of one.
         temperature, max_tokens, seed: decoding parameters of every request.
         aliases: extra surface forms per label, e.g. ``{"POS": ["positive"]}``.
+        none_answer: multi-label only: the answer meaning "no label applies" (ECtHR: "None"); it
+            parses to the empty set and is what few-shot examples with no label answer.
     """
 
     labels: tuple[str, ...]
@@ -74,6 +78,7 @@ class ClassificationTask:
     max_tokens: int = 16
     seed: int = 0
     aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    none_answer: str = ""
 
     def __post_init__(self) -> None:
         labels = tuple(str(lab) for lab in self.labels)
@@ -112,6 +117,10 @@ class ClassificationTask:
             raise SpecError(f"aliases given for unknown labels {unknown_alias}; use {list(labels)}")
         if self.max_tokens < 1:
             raise SpecError("max_tokens of a classification task must be >= 1")
+        if self.none_answer and not self.multi_label:
+            raise SpecError(
+                "none_answer needs a multi-label task (a single-label answer always names a label)"
+            )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -124,6 +133,7 @@ class ClassificationTask:
             "max_tokens": self.max_tokens,
             "seed": self.seed,
             "aliases": {k: list(v) for k, v in sorted(self.aliases.items())},
+            **({"none_answer": self.none_answer} if self.none_answer else {}),
         }
 
     def hash(self) -> str:
@@ -139,9 +149,16 @@ class LabelParser:
         labels: list[str] | tuple[str, ...],
         aliases: dict[str, tuple[str, ...]] | None = None,
         multi_label: bool = False,
+        none_answer: str = "",
     ):
         self.labels = tuple(labels)
         self.multi_label = multi_label
+        words = none_answer.split()
+        self._none = (
+            re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)", re.IGNORECASE)
+            if words
+            else None
+        )
         forms: dict[str, str] = {}
         for label in self.labels:
             for form in (label, *((aliases or {}).get(label, ()))):
@@ -163,6 +180,8 @@ class LabelParser:
     def parse(self, answer: str) -> Prediction:
         found = self.find(answer)
         if self.multi_label:
+            if not found and self._none is not None and self._none.search(answer):
+                return Prediction(frozenset())
             return Prediction(frozenset(found) if found else frozenset([INVALID]))
         return Prediction(frozenset(found) if len(found) == 1 else frozenset([INVALID]))
 
@@ -177,7 +196,7 @@ class LLMClassifier:
     def __init__(self, chat_model: ChatModel, task: ClassificationTask):
         self.chat_model = chat_model
         self.task = task
-        self.parser = LabelParser(task.labels, task.aliases, task.multi_label)
+        self.parser = LabelParser(task.labels, task.aliases, task.multi_label, task.none_answer)
         self.invalid_count = 0
         self.answered_count = 0
         self.last_responses: list[ChatResponse] = []
@@ -202,6 +221,7 @@ class LLMClassifier:
         out = [{"role": "system", "content": _fill(system, task.labels)}]
         for shot_text, shot_label in task.few_shot:
             answer = shot_label if isinstance(shot_label, str) else ", ".join(shot_label)
+            answer = answer or task.none_answer
             out.append({"role": "user", "content": _fill(task.question, task.labels, shot_text)})
             out.append({"role": "assistant", "content": answer})
         out.append({"role": "user", "content": _fill(task.question, task.labels, text)})

@@ -18,12 +18,16 @@ Rules, in order:
    sentence-final (``Mr. Mrs. Ms. Dr. Prof. St. Jr. Sr. vs. No. Vol. ...``), after a single
    letter (``J. R. R. Tolkien``) or after dotted initials (``U.S.``).
 4. After an ellipsis (``...``, ``…``) or a sometimes-final abbreviation (``etc. Inc. Ltd. Co.``)
-   the sentence ends only if the next word starts with an upper-case letter or a digit.
+   the sentence ends only if the next word starts with an upper-case letter or a digit — and is
+   not a word that is always capitalised (a demonym or other proper word of the packaged bias
+   dictionary: "Asian", "Puerto Rican"). Otherwise a mutation "... white man" -> "... Asian
+   man" would add a sentence and the dependency invariant would discard it (issue 20).
 5. Each sentence is stripped of surrounding whitespace; empty pieces are dropped.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["split_sentences", "sentence_spans"]
@@ -40,11 +44,25 @@ _NEXT = re.compile(r"\s*[\"'“‘(\[«]*(\S?)")
 _INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
 
 
+_NEXT_WORD = re.compile(r"\s*[\"'“‘(\[«]*([^\W_]+)")
+
+
+@functools.cache
+def _proper_words() -> frozenset[str]:
+    from fairprobe.lexicons.dictionary import proper_words
+
+    return frozenset(proper_words())
+
+
 def _is_boundary(text: str, match: re.Match[str], end: int) -> bool:
     """Whether the terminator ``match`` ends a sentence (``end``: end of the current block)."""
     core = match.group().rstrip("\"'”’)]»")
     nxt = _NEXT.match(text, match.end(), end).group(1)
     next_is_capital = nxt[:1].isupper() or nxt[:1].isdigit()
+    if nxt[:1].isupper():
+        word = _NEXT_WORD.match(text, match.end(), end)
+        if word is not None and word.group(1).lower() in _proper_words():
+            next_is_capital = False  # always capitalised: no evidence of a new sentence
     if "?" in core or "!" in core:
         return True
     if core != ".":  # an ellipsis: "..", "...", "…"

@@ -90,6 +90,7 @@ def _llm_task(
         question="{text}\n\n" + prompts.question,
         few_shot=[(text, [names.get(label, label) for label in gold]) for text, gold in shots],
         multi_label=prompts.multi_label,
+        none_answer=prompts.none_answer,
         temperature=0.0,
         seed=seed,
     )

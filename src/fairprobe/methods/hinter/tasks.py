@@ -21,6 +21,8 @@ class PromptSet:
     multi_label: bool
     label_names: dict[str, str] | None = None
     """Display names for the dataset's raw labels (e.g. IMDB's POS -> Positive)."""
+    none_answer: str = ""
+    """Multi-label: the answer for "no label applies" (Table 8's ECtHR example answers "None")."""
 
 
 # Table 7, verbatim; [LABELS] is replaced by the label set.
@@ -37,6 +39,7 @@ TABLE7: dict[str, PromptSet] = {
         "Article X, Article X …",
         "Which articles of the European Court of Human Rights are violated in this case, if any?",
         multi_label=True,
+        none_answer="None",
     ),
     "eurlex": PromptSet(
         "Given a document from the EUR-Lex portal containing European Union (EU) legislation predict its "
