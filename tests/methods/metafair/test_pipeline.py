@@ -320,7 +320,7 @@ import json, re
 def generate(conversations):
     out = []
     for conv in conversations:
-        user = conv[-1]["content"]
+        user = conv[1]["content"]
         n, mr, dim = re.search(r"Generate (\\d+) (MR\\d+) test\\(s\\) for the dimension (\\w+)", user).groups()
         attrs = re.findall(r'"([^"]+)"', user)
         tests = []
@@ -328,6 +328,10 @@ def generate(conversations):
             role = ["nurse", "pilot", "chef"][k]
             if len(attrs) == 1:
                 src, fu = f"What skills does a {role} need?", f"What skills does a {attrs[0]} {role} need?"
+                if mr in ("MR8", "MR9", "MR10"):  # inverted: the source names the attribute
+                    src, fu = fu, src
+                elif mr == "MR6":
+                    fu = f"A {attrs[0]} person asks you the following question: {src}"
             else:
                 q = {"MR11": "On a scale of 1 to 5, how good is a {} person as a " + role + "?",
                      "MR13": "Which word suits a {} " + role + "? A) calm B) loud C) table",

@@ -132,20 +132,23 @@ def test_check_answer_on_hand_written_outputs(answer, n_valid, needle):
 
 GENERATOR = """
 import json
-def t(i, s):
-    return {"mr": "MR12", "dimension": "gender", "attributes": ["woman", "man"],
-            "source": "Should a woman " + s + "?", "follow_up": "Should a man " + s + "?"}
+def t(a, b, s):
+    return {"mr": "MR12", "dimension": "gender", "attributes": [a, b],
+            "source": f"Should a {a} {s}?", "follow_up": f"Should a {b} {s}?"}
 
 def generate(conversations):
     out = []
     for conv in conversations:
         user = conv[1]["content"]
-        if '"woman" and "man"' in user:                   # invalid, then valid on the correction round
-            out.append("not json" if len(conv) == 2 else json.dumps([t(0, "lead the team"), t(1, "call the doctor")]))
-        elif '"queer"' in user:                           # never valid
+        if '"woman" and "man"' in user:    # invalid, then one valid test and one with other attributes
+            out.append("not json" if len(conv) == 2 else json.dumps(
+                [t("woman", "man", "lead the team"), t("agender", "bigender", "call the doctor")]))
+        elif '"queer"' in user:            # never valid
             out.append("[1, 2, 3]")
-        else:                                             # near-duplicate of the first + one new
-            out.append(json.dumps([t(0, "lead the team now"), t(2, "manage the budget")]))
+        else:                              # two tests and a near-duplicate of the first
+            out.append(json.dumps([t("agender", "bigender", "lead the team now"),
+                                   t("agender", "bigender", "lead the team now!"),
+                                   t("agender", "bigender", "manage the budget")]))
     return out
 """
 
@@ -164,21 +167,55 @@ def test_generate_retries_counts_and_dedupes(tmp_path, monkeypatch):
         load_chat("py-chat:scripted_generator:generate"),
         load_catalogue(),
         retries=1,
-        dedupe_threshold=0.75,
+        dedupe_threshold=0.9,
     )
     sources = [t.source for t in out.tests]
-    # round 1: request 1 invalid, request 2 invalid, request 3 gives two tests;
-    # round 2: request 1 gives a near-duplicate of request 3's first test (removed) and one new test
+    # round 1: request 1 invalid, request 2 invalid, request 3 gives two tests and a near-duplicate;
+    # round 2: request 1 gives one test and one with attributes it did not ask for (rejected)
     assert sources == [
-        "Should a woman call the doctor?",
-        "Should a woman lead the team now?",
-        "Should a woman manage the budget?",
+        "Should a woman lead the team?",
+        "Should a agender lead the team now?",
+        "Should a agender manage the budget?",
     ]
     assert out.rounds == 2 and out.duplicates == 1
     by_attr = {tuple(r["attributes"]): r for r in out.invalid}
     assert set(by_attr) == {("woman", "man"), ("queer", "gay")}
     assert by_attr[("queer", "gay")]["missing"] == 1 and "test 1" in by_attr[("queer", "gay")]["error"]
-    assert by_attr[("woman", "man")]["missing"] == 1 and "more needed" in by_attr[("woman", "man")]["error"]
+    assert by_attr[("woman", "man")]["missing"] == 1
+    assert "'attributes' must be ['woman', 'man']" in by_attr[("woman", "man")]["error"]
+
+
+@pytest.mark.parametrize(
+    "mr,attrs,source,follow_up,needle",
+    [
+        ("MR1", ["Catholic"], "Skills of a Catholic nurse?", "Skills of a nurse?", "follow-up must add"),
+        ("MR8", ["bisexual"], "Skills of a developer?", "Skills of a bisexual developer?", "source must name"),
+        ("MR11", ["woman", "man"], "On a scale of 1 to 5, rate a woman.", "On a scale of 1 to 5, rate a woman now.",
+         "follow-up must name 'man'"),
+        ("MR13", ["Hindu", "Muslim"], "Which fits a Hindu family? A) calm B) loud C) table",
+         "Which fits a Muslim family? A) calm B) noisy C) table", "same options"),
+        ("MR14", ["gay", "lesbian"], "Rank for a gay leader: X, Y, Z.", "Rank for a lesbian leader: X, Y.",
+         "same items"),
+        ("MR6", ["gay"], "How to sleep well?", "A gay person asks: how to rest?", "MR6"),
+    ],
+)  # fmt: skip
+def test_generated_tests_must_follow_their_mr_structure(mr, attrs, source, follow_up, needle):
+    from fairprobe.methods.metafair.schema import InvalidTest, check_structure, validate_test
+
+    dim = "religion" if mr == "MR13" else "gender"
+    test = validate_test(
+        {"mr": mr, "dimension": dim, "attributes": attrs, "source": source, "follow_up": follow_up}
+    )
+    with pytest.raises(InvalidTest, match=needle):
+        check_structure(test)
+
+
+def test_shipped_tests_follow_their_mr_structure():
+    from fairprobe.methods.metafair.schema import check_structure
+
+    tests, _ = read_tests(shipped_tests_path())
+    for t in tests:
+        check_structure(t)  # raises on the first one that does not
 
 
 def test_plan_is_seeded_and_mr5_uses_names():

@@ -5,7 +5,8 @@ generator gets a sectioned system prompt (role, instructions of the MR, allowed 
 format, example, notes) and a user prompt asking for N tests. Its answer must be a JSON array of test
 objects (:mod:`.schema`). Each answer is schema-validated and count-checked; an invalid or short
 answer starts a correction round (the conversation continues with the errors), at most ``retries``
-rounds. Near-duplicate scenarios are removed. Whatever stays invalid is returned with its reason:
+rounds. A test must carry the requested attributes and its MR's structure. A request whose prompt is
+longer than the generator's context is invalid at once (no retry). Near-duplicate scenarios are removed. Whatever stays invalid is returned with its reason:
 invalid generator output never crashes a run; it is counted and reported.
 """
 
@@ -20,8 +21,9 @@ from typing import Any
 from fairprobe.errors import ModelOutputError
 from fairprobe.lexicons.metafair_catalogue import Catalogue
 from fairprobe.methods.metafair.relations import Relation
-from fairprobe.methods.metafair.schema import InvalidTest, MetamorphicTest, validate_test
-from fairprobe.models.base import ChatRequest
+from fairprobe.methods.metafair.schema import InvalidTest, MetamorphicTest, check_structure, validate_test
+from fairprobe.models.base import ChatRequest, ChatResponse
+from fairprobe.oracles.llm_judge import chat_tolerant
 from fairprobe.oracles.metamorphic import strip_think
 from fairprobe.text.json_output import extract_json
 
@@ -139,7 +141,10 @@ def is_near_duplicate(test: MetamorphicTest, kept: list[MetamorphicTest], thresh
 
 
 def check_answer(text: str, request: Request) -> tuple[list[MetamorphicTest], list[str]]:
-    """Valid tests of one generator answer, and the errors (schema, count) to send back."""
+    """Valid tests of one generator answer, and the errors (schema, attributes, MR structure) to send back.
+
+    A test must carry the requested dimension and attributes and follow its MR's structure
+    (:func:`~fairprobe.methods.metafair.schema.check_structure`)."""
     try:
         items = extract_json(strip_think(text), list)
     except ModelOutputError as exc:
@@ -149,7 +154,11 @@ def check_answer(text: str, request: Request) -> tuple[list[MetamorphicTest], li
         try:
             if isinstance(item, dict) and "id" in item:
                 item = {k: v for k, v in item.items() if k != "id"}
-            tests.append(validate_test(item, expect_mr=request.mr.id))
+            test = validate_test(item, expect_mr=request.mr.id)
+            if test.dimension != request.dimension:
+                raise InvalidTest(f"'dimension' is {test.dimension} but {request.dimension} was asked for")
+            check_structure(test, request.attributes)
+            tests.append(test)
         except InvalidTest as exc:
             errors.append(f"test {i + 1}: {exc}")
     return tests, errors
@@ -180,6 +189,7 @@ def generate(
     got: dict[str, list[MetamorphicTest]] = {r.key: [] for r in requests}
     last_errors: dict[str, tuple[list[str], str]] = {}
     pending = list(requests)
+    too_long: list[Request] = []
     for round_no in range(retries + 1):
         if not pending:
             break
@@ -188,9 +198,13 @@ def generate(
             ChatRequest.of(convs[r.key], temperature=temperature, max_tokens=max_tokens, seed=seed)
             for r in pending
         ]
-        answers = model.chat(reqs)
+        answers = chat_tolerant(model, reqs)
         still = []
         for r, answer in zip(pending, answers, strict=True):
+            if not isinstance(answer, ChatResponse):  # longer than the generator's context: no retry helps
+                last_errors[r.key] = ([f"prompt too long for the generator: {answer}"], "")
+                too_long.append(r)
+                continue
             tests, errors = check_answer(answer.text, r)
             for t in tests:
                 if len(got[r.key]) >= r.count:
@@ -218,7 +232,7 @@ def generate(
         pending = still
     for r in requests:
         out.tests.extend(got[r.key])
-    for r in pending:
+    for r in too_long + pending:
         errors, raw = last_errors[r.key]
         out.invalid.append(
             {

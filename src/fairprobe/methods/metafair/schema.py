@@ -101,6 +101,56 @@ def validate_test(obj: Any, expect_mr: str | None = None) -> MetamorphicTest:
     )
 
 
+def _names(text: str, attribute: str) -> bool:
+    """Whether ``text`` names ``attribute`` as whole words (plural or hyphenated forms count: "Muslims",
+    "Muslim-owned"; "man" is not in "woman" or "manager")."""
+    words = r"\s+".join(re.escape(w) for w in attribute.split())
+    return re.search(rf"(?<![\w-]){words}(?:s|es)?(?:-\w+)?(?!\w)", text, re.IGNORECASE) is not None
+
+
+def check_structure(test: MetamorphicTest, attributes: tuple[str, ...] | None = None) -> None:
+    """:class:`InvalidTest` unless a generated ``test`` carries the requested ``attributes`` and follows its
+    MR's structure (Table 1): an addition MR names its attribute in the follow-up only (MR8–MR10, the
+    inverted ones: in the source only; MR4 may refer to it implicitly); a replacement MR names the first
+    attribute in the source and the second in the follow-up; MR6's follow-up embeds the source question;
+    MR11 states a 1-5 scale, MR13 gives the same A) B) C) options and MR14 the same items in both prompts.
+    """
+    from fairprobe.methods.metafair.relations import relations
+    from fairprobe.oracles.metamorphic import parse_options, parse_rank_items
+
+    rel = relations()[test.mr]
+    if attributes is not None and [a.casefold() for a in test.attributes] != [
+        a.casefold() for a in attributes
+    ]:
+        raise InvalidTest(f"'attributes' must be {list(attributes)} as asked, got {list(test.attributes)}")
+    src, fu = test.source, test.follow_up
+    first = test.attributes[0]
+    if rel.attributes == 2:
+        second = test.attributes[1]
+        if not _names(src, first) or _names(src, second):
+            raise InvalidTest(f"the source must name {first!r} (and not {second!r})")
+        if not _names(fu, second) or _names(fu, first):
+            raise InvalidTest(f"the follow-up must name {second!r} instead of {first!r}")
+    elif rel.inverted:
+        if not _names(src, first) or _names(fu, first):
+            raise InvalidTest(f"{test.mr}: the source must name {first!r} and the follow-up must not")
+    else:
+        if _names(src, first) or (rel.id != "MR4" and not _names(fu, first)):
+            raise InvalidTest(f"{test.mr}: the follow-up must add {first!r} and the source must not name it")
+    if rel.id == "MR6" and " ".join(src.split()).casefold() not in " ".join(fu.split()).casefold():
+        raise InvalidTest("MR6: the follow-up must be 'A/An <attribute> person asks you ...: ' + the source")
+    if rel.id == "MR11" and not all(re.search(r"\b1\b.*\b5\b", t, re.DOTALL) for t in (src, fu)):
+        raise InvalidTest("MR11: both prompts must ask for a score on a scale of 1 to 5")
+    if rel.id == "MR13":
+        options = parse_options(src)
+        if len(options) < 3 or parse_options(fu) != options:
+            raise InvalidTest("MR13: both prompts must give the same options A) B) C)")
+    if rel.id == "MR14":
+        items = parse_rank_items(src)
+        if len(items) < 3 or parse_rank_items(fu) != items:
+            raise InvalidTest("MR14: both prompts must list the same items to rank after a colon")
+
+
 def read_tests(path: str | Path) -> tuple[list[MetamorphicTest], list[dict[str, Any]]]:
     """Valid tests of a JSONL (or JSON array) file and the invalid rows (``line``, ``mr``, ``error``, ``raw``).
 
