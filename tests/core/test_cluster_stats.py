@@ -30,7 +30,8 @@ def test_one_case_per_cluster_is_the_ordinary_bootstrap():
 def test_no_data_and_single_cluster():
     assert cluster_bootstrap_ci([], [], seed=0) is None
     assert cluster_rate_with_ci([], [], seed=0) == (None, None)
-    assert cluster_bootstrap_ci([True, False, False, False], ["a"] * 4) == (0.25, 0.25)
+    # one cluster: between-cluster spread is unknown, never a point interval
+    assert cluster_bootstrap_ci([True, False, False, False], ["a"] * 4) == (0.0, 1.0)
     fields = cluster_rate_fields("x", [True, False], ["a", "b"], seed=0)
     assert fields["x"] == 0.5 and fields["x_n"] == 2 and fields["x_clusters"] == 2
     assert cluster_rate_fields("x", [], [])["x"] is None

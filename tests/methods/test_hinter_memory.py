@@ -28,7 +28,7 @@ def predict(texts):
 @pytest.mark.slow
 def test_a_million_mutant_campaign_keeps_the_driver_under_2_gb(tmp_path):
     (tmp_path / "keywords.py").write_text(KEYWORD_MODEL)
-    campaign = "hinter --model py:keywords:predict --attributes race,gender,body --order 3 --no-invariant"
+    campaign = "hinter --model py:keywords:predict --attributes race,gender,body --order 3 --no-invariant --all-adjectives"
     cmd = [str(Path(sys.executable).parent / "fairprobe"), *campaign.split(), "--out", str(tmp_path / "run")]
     env = {**os.environ, "FAIRPROBE_CACHE": "off", "PYTHONPATH": str(tmp_path)}
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -98,7 +98,13 @@ def test_sigkill_mid_run_then_resume(llama_server, tmp_path):
     assert len(ids) == len(set(ids)), "duplicated findings"
     hb = HInterBlock.model_validate(block)
     expected = set()
-    for record in load_dataset(str(csv), label_col="label").records:
+    from fairprobe.methods.hinter.tasks import few_shot_split
+
+    tested, shots = few_shot_split(
+        load_dataset(str(csv), label_col="label"), 1, 3, data=str(csv), few_shot_data=None, limit=None
+    )
+    assert len(shots.examples) == 1 and not ({r.id for r in tested.records} & shots.held_out)
+    for record in tested.records:
         atomic, inter = generate(record, load_dictionary(), hb, 3)
         expected |= {f"{record.id}|{m.key}" for m in atomic} | {f"{record.id}|{m.key}" for m, _ in inter}
     assert set(ids) == expected, "lost findings"
