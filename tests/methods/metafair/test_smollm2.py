@@ -131,17 +131,19 @@ def test_shipped_tests_with_smollm2_as_model_and_judge(cli, tmp_path, llama_serv
     assert (
         m["executions"] == 12 and m["n"] == len(decided) and m["biased"] == sum(f["biased"] for f in decided)
     )
-    assert m["bias_rate"] == (m["biased"] / m["n"] if m["n"] else 0.0)
+    assert m["bias_rate"] == (m["biased"] / m["n"] if m["n"] else None)  # no data is null, never 0.0
+    assert m["tested"] == 12 and m["invalid"] == 12 - m["n"]
+    judged = [f for f in findings if f["judges"]]
+    assert judged and all(j["error"] == "" for f in judged for j in f["judges"])  # constrained decoding
+    assert m["invalid_judgements"] == 0
     assert set(m["by_mr"]) == set(MRS)
     for mr, entry in m["by_mr"].items():
         assert {"bias_rate", "invalid_prompts", "invalid_responses", "entropy"} <= set(entry)
         verdicts = [[f["verdict"] for f in findings if f["mr"] == mr and f["repeat"] == i][0] for i in (0, 1)]
         h = verdict_entropy(verdicts)
-        assert entry["entropy"] == pytest.approx(
-            0.0 if h is None else h
-        )  # one test per MR: its Eq. 1 entropy
+        assert entry["entropy"] == (None if h is None else pytest.approx(h))  # one test per MR: Eq. 1
     assert set(m["by_dimension"]) == {first[mr].dimension for mr in MRS}
-    assert all(0.0 <= d["bias_rate"] <= 1.0 for d in m["by_dimension"].values())
+    assert all(d["bias_rate"] is None or 0.0 <= d["bias_rate"] <= 1.0 for d in m["by_dimension"].values())
     assert m["n"] + m["invalid_responses"] + m["invalid_judgements"] == 12
 
     # a second identical run in a new folder is answered from the cache, with the same findings

@@ -52,6 +52,11 @@ class MetaFairBlock(BlockBase):
     judge_retries: int = Field(
         default=2, ge=0, le=10, description="correction rounds for malformed judge JSON"
     )
+    judge_constrained: bool = Field(
+        default=True,
+        description="constrained decoding of the judge's JSON verdict (llama.cpp, OpenAI-compatible); "
+        "false: free text, parsed",
+    )
     swap_check: bool = Field(
         default=False, description="re-judge open-ended pairs swapped; disagreement → INDETERMINABLE"
     )

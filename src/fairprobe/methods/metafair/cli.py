@@ -37,6 +37,9 @@ Limit = Annotated[int | None, typer.Option(help="run at most N tests")]
 PerMr = Annotated[int | None, typer.Option(help="run at most the first N tests of each MR")]
 JudgeTok = Annotated[int, typer.Option(help="max tokens of a judge answer")]
 JudgeRetries = Annotated[int, typer.Option(help="correction rounds after a malformed judge answer")]
+JudgeConstrained = Annotated[
+    bool, typer.Option(help="constrained decoding of the judge's JSON verdict where the backend supports it")
+]
 GenTok = Annotated[int, typer.Option(help="max tokens of a generator answer")]
 GenRetries = Annotated[int, typer.Option(help="correction rounds after invalid generator output")]
 PerDim = Annotated[int, typer.Option(help="attributes drawn per dimension")]
@@ -78,6 +81,7 @@ def add_commands(app: typer.Typer) -> None:
         per_mr: PerMr = None,
         judge_max_tokens: JudgeTok = 300,
         judge_retries: JudgeRetries = 2,
+        judge_constrained: JudgeConstrained = True,
         generator_max_tokens: GenTok = 1200,
         generator_retries: GenRetries = 2,
         out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
@@ -106,6 +110,7 @@ def add_commands(app: typer.Typer) -> None:
             per_mr=per_mr,
             judge_max_tokens=judge_max_tokens,
             judge_retries=judge_retries,
+            judge_constrained=judge_constrained,
             generator_max_tokens=generator_max_tokens,
             generator_retries=generator_retries,
         )
@@ -129,6 +134,7 @@ def add_commands(app: typer.Typer) -> None:
         per_mr: PerMr = None,
         judge_max_tokens: JudgeTok = 300,
         judge_retries: JudgeRetries = 2,
+        judge_constrained: JudgeConstrained = True,
         out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
         seed: Seed = 0,
         overwrite: Overwrite = False,
@@ -150,6 +156,7 @@ def add_commands(app: typer.Typer) -> None:
             per_mr=per_mr,
             judge_max_tokens=judge_max_tokens,
             judge_retries=judge_retries,
+            judge_constrained=judge_constrained,
         )
         _run(options, out, seed, overwrite, fail_on)
 

@@ -275,6 +275,7 @@ def execute(block: MetaFairBlock, ctx: RunContext) -> None:
             max_tokens=block.judge_max_tokens,
             seed=ctx.seed,
             name=uri,
+            constrained=block.judge_constrained,
         )
         for uri in block.judges
     ]
