@@ -1,13 +1,22 @@
-"""Benchmark: certify 50 held-out Adult sentences with a 6-block model (issue 6 §7).
+"""Benchmark: certify 50 held-out Adult sentences with a 6-block model (issue 6 §7, issue 20).
 
-Trains (or reuses, with ``--model``) a 6-block adult-gender model with pre-trained embeddings,
+**Speed (issue 20).** First, one 64-token sentence (two held-out Adult sentences run together,
+cut at 64 tokens) is certified on the model with the zonotope verifier, ``--repeats`` times with
+glibc's default allocator (the baseline: every large tensor is a fresh ``mmap``) and as many times
+with the verifier's allocator setting (:func:`~fairprobe.methods.certify.network.reuse_freed_memory`),
+alternating, in this process; it prints the best wall and CPU seconds of each and their ratio.
+Pin the process to the 2 cores (``taskset -c 0,1``) and read the CPU seconds when others share
+the machine.
+
+Then it trains (or reuses, with ``--model``) a 6-block adult-gender model with pre-trained embeddings,
 then issues one certificate per sentence with the zonotope verifier and, on the same sentences, the
 interval (IBP) baseline. Prints seconds per sentence (median / max; the issue's limit is 60 s on
 2 cores), the fairness score, and the median ratio ε*_zonotope / ε*_IBP. The default zonotope is
 the reduced product with intervals (never looser than IBP by construction); ``--pure N`` also
 measures the plain DeepT-style zonotope on the first N sentences, for an honest comparison.
 
-    OMP_NUM_THREADS=1 python bench/certify.py --threads 2
+    OMP_NUM_THREADS=1 taskset -c 0,1 python bench/certify.py --threads 1
+    OMP_NUM_THREADS=1 python bench/certify.py --model DIR --speed-only   # the issue's figure only
 """
 
 from __future__ import annotations
@@ -30,9 +39,10 @@ from fairprobe.methods.certify.certificate import (  # noqa: E402
     choose_sentences,
     token_ids,
 )
-from fairprobe.methods.certify.data import load_adult  # noqa: E402
+from fairprobe.methods.certify.data import Example, load_adult  # noqa: E402
+from fairprobe.methods.certify.lexicon import tokenize  # noqa: E402
 from fairprobe.methods.certify.model import load_model  # noqa: E402
-from fairprobe.methods.certify.network import max_verified_eps  # noqa: E402
+from fairprobe.methods.certify.network import max_verified_eps, reuse_freed_memory  # noqa: E402
 from fairprobe.methods.certify.train import TrainConfig, train_task  # noqa: E402
 
 
@@ -44,6 +54,8 @@ def main() -> None:
     ap.add_argument("--train-limit", type=int, default=8000)
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--pure", type=int, default=3, help="sentences also run with the plain zonotope")
+    ap.add_argument("--repeats", type=int, default=2, help="runs of the 64-token sentence per setting")
+    ap.add_argument("--speed-only", action="store_true", help="only the 64-token timing")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     model_dir = args.model
@@ -59,6 +71,9 @@ def main() -> None:
     assert loaded.cfg.blocks == 6, "the benchmark wants a 6-block model"
     subs = Substitutes(loaded, k=50)
     test = load_adult("test")
+    speed(loaded, subs, test, args.repeats)
+    if args.speed_only:
+        return
     sentences = choose_sentences([e for e in test if len(token_ids(loaded, e.text)) <= 64], subs, args.n, 0)
     settings = VerifierSettings()
     records = []
@@ -102,6 +117,48 @@ def main() -> None:
         print(
             f"median ratio eps*_plain-zonotope / eps*_IBP: {median(pure):.1f} (first {len(pure)} sentences)"
         )
+
+
+def speed(loaded, subs: Substitutes, test: list[Example], repeats: int) -> None:  # type: ignore[no-untyped-def]
+    """Issue 20's figure: one 64-token sentence, baseline allocator against the verifier's."""
+    words = tokenize(test[0].text) + tokenize(test[1].text)
+    example = Example("bench-64", " ".join(words[:64]), test[0].label)
+    assert len(token_ids(loaded, example.text)) == 64
+    settings = VerifierSettings(baseline=False)
+    best: dict[bool, tuple[float, float, int, float]] = {}
+    for _ in range(repeats):
+        for tuned in (False, True):
+            reuse_freed_memory(tuned)
+            wall, cpu = time.perf_counter(), time.process_time()
+            r = (
+                certify_untuned(loaded, example, subs, settings)
+                if not tuned
+                else certify(loaded, example, subs, settings)
+            )
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            prev = best.get(tuned)
+            if prev is None or wall < prev[0]:
+                best[tuned] = (wall, cpu, r["verifier"]["calls"], r["eps_star"])
+    (bw, bc, calls, eps0), (tw, tc, _, eps1) = best[False], best[True]
+    assert eps0 == eps1, "the allocator must not change the result"
+    print(
+        f"64-token sentence, {loaded.cfg.blocks} blocks, {torch.get_num_threads()} thread(s), {calls} verifier calls, eps*={eps1:.3e}"
+    )
+    print(f"  baseline (glibc default allocator): wall {bw:.1f}s, cpu {bc:.1f}s (best of {repeats})")
+    print(f"  verifier (freed memory reused):      wall {tw:.1f}s, cpu {tc:.1f}s (best of {repeats})")
+    print(f"  speed-up: {bw / tw:.2f}x wall, {bc / tc:.2f}x cpu", flush=True)
+
+
+def certify_untuned(loaded, example: Example, subs: Substitutes, settings: VerifierSettings):  # type: ignore[no-untyped-def]
+    """:func:`certify` with the allocator left at glibc's defaults for the whole search."""
+    import fairprobe.methods.certify.network as network
+
+    original = network.reuse_freed_memory
+    network.reuse_freed_memory = lambda enable=True: False  # the search would switch it on
+    try:
+        return certify(loaded, example, subs, settings)
+    finally:
+        network.reuse_freed_memory = original
 
 
 if __name__ == "__main__":

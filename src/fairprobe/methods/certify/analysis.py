@@ -2,7 +2,11 @@
 
 Metrics (``summary.json`` → ``metrics``), over the main model's certificates:
 
-- ``fairness_score`` — Eq. 4: certified sentences / sentences (``fairness_score_ci``: 95% bootstrap).
+- ``cases`` (also ``tested``) — sentences attempted; ``invalid`` — those the verifier could not
+  decide (an error such as running out of memory; 0 if none); ``invalid_rate`` — ``invalid / cases``,
+  ``None`` when nothing was attempted (issue 16: a rate over zero cases is "no data").
+- ``fairness_score`` — Eq. 4: certified sentences / decided sentences (``fairness_score_ci``: 95%
+  bootstrap); ``None`` (and its interval ``None``) when no sentence was decided.
 - ``accuracy`` — the model's accuracy on the evaluation data (held-out split by default).
 - ``threshold`` — the run's reference threshold: the largest t(w) over the sensitive words met
   (each sentence's own t is in its certificate).
@@ -22,32 +26,46 @@ from fairprobe.report.sections import Analysis, Group, Paragraph, RadarChart, Ta
 from fairprobe.stats import rate_with_ci
 
 
+def _valid(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Findings the verifier decided (``eps_star`` is a number)."""
+    return [f for f in findings if not f.get("invalid") and isinstance(f.get("eps_star"), int | float)]
+
+
+def _median(values: list[float]) -> float | None:
+    return median(values) if values else None
+
+
 def _variant_metrics(findings: list[dict[str, Any]], seed: int) -> dict[str, Any]:
-    eps = [f["eps_star"] for f in findings]
-    score, ci = rate_with_ci([f["certified"] for f in findings], seed=seed)
+    valid = _valid(findings)
+    cases, invalid = len(findings), len(findings) - len(valid)
+    eps = [f["eps_star"] for f in valid]
+    score, ci = rate_with_ci([bool(f["certified"]) for f in valid], seed=seed)
     words: dict[str, float] = {}
-    for f in findings:
-        words.update(f.get("word_thresholds", {}))
+    for f in valid:
+        words.update({w: t for w, t in f.get("word_thresholds", {}).items() if t is not None})
+    finite = [t for t in words.values() if t != float("inf")]
     out: dict[str, Any] = {
+        "cases": cases,
+        "tested": cases,
+        "invalid": invalid,
+        "invalid_rate": invalid / cases if cases else None,
         "fairness_score": score,
         "fairness_score_ci": ci,
-        "accuracy": findings[0].get("model_accuracy") if findings else None,
-        "threshold": max(words.values(), default=0.0),
-        "eps_star": {
-            "min": min(eps, default=0.0),
-            "median": median(eps) if eps else 0.0,
-            "max": max(eps, default=0.0),
-        },
-        "sentences": len(findings),
-        "certified": sum(f["certified"] for f in findings),
-        "sentence_accuracy": (sum(f["correct"] for f in findings) / len(findings)) if findings else 0.0,
-        "seconds_per_sentence": median(f["seconds"] for f in findings) if findings else 0.0,
+        "accuracy": next(
+            (f["model_accuracy"] for f in findings if f.get("model_accuracy") is not None), None
+        ),
+        "threshold": max(finite, default=None),
+        "eps_star": {"min": min(eps, default=None), "median": _median(eps), "max": max(eps, default=None)},
+        "sentences": len(valid),
+        "certified": sum(bool(f["certified"]) for f in valid),
+        "sentence_accuracy": (sum(bool(f["correct"]) for f in valid) / len(valid)) if valid else None,
+        "seconds_per_sentence": _median([f["seconds"] for f in findings if f.get("seconds") is not None]),
     }
-    with_ibp = [f for f in findings if "eps_star_ibp" in f]
+    with_ibp = [f for f in valid if isinstance(f.get("eps_star_ibp"), int | float)]
     if with_ibp:
         ratios = [f["eps_star"] / f["eps_star_ibp"] for f in with_ibp if f["eps_star_ibp"] > 0]
         out["ibp"] = {
-            "fairness_score": sum(f["certified_ibp"] for f in with_ibp) / len(with_ibp),
+            "fairness_score": sum(bool(f["certified_ibp"]) for f in with_ibp) / len(with_ibp),
             "eps_star_median": median(f["eps_star_ibp"] for f in with_ibp),
             "zonotope_over_ibp_median": median(ratios) if ratios else None,
         }
@@ -56,13 +74,16 @@ def _variant_metrics(findings: list[dict[str, Any]], seed: int) -> dict[str, Any
     return out
 
 
-def _radar(title: str, findings: list[dict[str, Any]], threshold: float) -> RadarChart:
+def _radar(title: str, findings: list[dict[str, Any]], threshold: float | None) -> RadarChart:
+    findings = _valid(findings)
     return RadarChart(
         title=title,
         labels=[f"s{i + 1}" for i in range(len(findings))],
         values=[f["eps_star"] for f in findings],
         reference=threshold,
-        reference_label=f"threshold t = {threshold:.3g}",
+        reference_label="no threshold (no sentence)"
+        if threshold is None
+        else f"threshold t = {threshold:.3g}",
         series_label="max verified ε*",
         caption="Each spoke is a sentence; the polygon's tip is its ε*. Sentences whose tip reaches "
         "past the dashed circle (the run threshold) hold a certificate (cf. the paper's Figures 2–3; "
@@ -104,11 +125,13 @@ def analyse(block: CertifyBlock, findings: list[dict[str, Any]], seed: int) -> A
                 f["sentence_id"],
                 f["label"],
                 f["prediction"],
-                f["eps_star"],
-                f.get("eps_star_ibp", ""),
-                f["threshold"],
-                "yes" if f["certified"] else "no",
-                f["seconds"],
+                "" if f.get("eps_star") is None else f["eps_star"],
+                "" if f.get("eps_star_ibp") is None else f["eps_star_ibp"],
+                "" if f.get("threshold") is None else f["threshold"],
+                "invalid: " + str(f.get("error", ""))
+                if f.get("invalid")
+                else ("yes" if f["certified"] else "no"),
+                f.get("seconds", ""),
             ]
         )
     sections.append(
@@ -119,7 +142,7 @@ def analyse(block: CertifyBlock, findings: list[dict[str, Any]], seed: int) -> A
         )
     )
     words: dict[str, tuple[float, list[str]]] = {}
-    for f in main:
+    for f in _valid(main):
         for w, t in f.get("word_thresholds", {}).items():
             words[w] = (t, [s for s, _ in f["substitutes"].get(w, [])][:12])
     sections.append(
@@ -129,7 +152,13 @@ def analyse(block: CertifyBlock, findings: list[dict[str, Any]], seed: int) -> A
             [[w, t, ", ".join(s)] for w, (t, s) in sorted(words.items())],
         )
     )
-    groups = [Group("certificates", len(main), ["fairness_score", "eps_star", "threshold", "accuracy"])]
+    groups = [
+        Group(
+            "certificates",
+            len(main),
+            ["cases", "invalid", "invalid_rate", "fairness_score", "eps_star", "threshold", "accuracy"],
+        )
+    ]
     if ablation:
         groups.append(Group("ablation no-pretraining", len(ablation), ["ablation"]))
     return Analysis(

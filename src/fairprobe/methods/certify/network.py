@@ -9,7 +9,8 @@ Choices (issue 6 asks for them to be written down):
 - Input set: an ℓ∞ box of radius ε around *every* token embedding of the (unpadded) sentence,
   as a zonotope with one generator per coordinate (Eq. 6); position embeddings are added exactly.
 - Softmax: ``exp(s - m) * 1 / sum_j exp(s_j - m)`` with ``m`` the row maximum of the centre (a
-  constant shift, exact), exp and reciprocal relaxed (:mod:`.relax`), the product bilinear. The
+  constant shift, exact), exp and reciprocal relaxed (:mod:`.relax`), the product bilinear — not
+  DeepT's ``1 / sum_j exp(s_j - s_i)``; :meth:`.zonotope.Zono.softmax` lists the differences. The
   denominator's lower bound is floored at ``sum_j exp(l_j)``, a sound fact. The interval (IBP)
   softmax is the tight per-element bound ``1 / (1 + sum_{j≠i} exp(u_j - l_i))`` ..., computed in log
   space; when exp would overflow the zonotope falls back to those interval bounds.
@@ -20,13 +21,17 @@ Choices (issue 6 asks for them to be written down):
   non-linearity. Interval arithmetic is inclusion-monotone, so its bounds are never looser than
   plain IBP on the same input, and the margin check takes the better of the two lower bounds.
 - Margin check (Eq. 8): the prediction ``t`` is verified when ``lower(y_t - y_j) > 0`` for all j ≠ t.
-- ε* is found by doubling from ``eps0`` until verification fails, then bisection (``steps`` rounds),
-  as in §3.3 ("we employ binary search to find the largest ε").
+- ε* is found by doubling from ``eps0`` until verification fails, or, when ``eps0`` already fails,
+  by bisection in log space down to the float64 floor; then bisection (``steps`` rounds), as in
+  §3.3 ("we employ binary search to find the largest ε"); see :func:`search_eps`.
 """
 
 from __future__ import annotations
 
+import math
+import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -190,6 +195,92 @@ class SearchResult:
     seconds: float
 
 
+_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4  # glibc <malloc.h> mallopt parameters
+_malloc_tuned = False
+
+
+def reuse_freed_memory(enable: bool = True) -> bool:
+    """glibc only: serve large blocks from the heap and keep freed memory for reuse (issue 20).
+
+    A zonotope walk allocates and frees tensors of hundreds of MB per operation; glibc serves each
+    with a fresh ``mmap`` and returns it on ``free``, so every operation first page-faults its whole
+    output in — on a 64-token sentence that cost about twice the arithmetic. With ``M_MMAP_MAX = 0``
+    and a 2 GiB ``M_TRIM_THRESHOLD`` the freed blocks stay in the process and are reused. This is
+    process-wide: the resident size stays at its peak until exit. ``enable=False`` restores
+    glibc's documented defaults (65536 maps, 128 KiB trim threshold). Returns whether it applied.
+    """
+    global _malloc_tuned
+    if enable == _malloc_tuned or not sys.platform.startswith("linux"):
+        return enable == _malloc_tuned
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # musl, or no glibc: leave the allocator alone
+        return False
+    mmap_max, trim = (0, 2**31 - 1) if enable else (65536, 128 * 1024)
+    if mallopt(_M_MMAP_MAX, mmap_max) != 1 or mallopt(_M_TRIM_THRESHOLD, trim) != 1:
+        return False
+    _malloc_tuned = enable
+    return True
+
+
+TINY = sys.float_info.min
+"""The float64 floor of the ε* search: the smallest positive normal double (2.2e-308)."""
+
+
+def search_eps(
+    ok: Callable[[float], bool],
+    eps0: float = 1e-3,
+    steps: int = 14,
+    floor: float = 0.0,
+    eps_max: float = 10.0,
+    upper: float | None = None,
+) -> float:
+    """Largest ε with ``ok(ε)`` for a monotone predicate (verified at ε ⇒ verified below ε).
+
+    ``floor`` is a radius known to verify, ``upper`` one known to fail (both save calls).
+    §3.3: "we employ binary search to find the largest ε". Upward, ε doubles from ``eps0`` (or
+    from ``2 * floor``, ``floor`` being known to verify) until ``ok`` fails or ``eps_max`` is passed.
+    When even ``eps0`` fails, the bracket ``[TINY, eps0]`` is bisected *in log space* (geometric
+    means) until its ends are a factor 2 apart — about 10 calls from 1e-3 down to the float64
+    floor, so an interval verifier whose ε* is 1e-15 still gets a number, not 0 (issue 20). Then
+    ``steps`` rounds of ordinary bisection give ε* to a relative precision of ``2**-steps``.
+    Returns 0.0 when not even ``TINY`` verifies. The result is always a value ``ok`` accepted.
+    """
+    lo = floor
+    if upper is not None and upper > floor:
+        hi = upper
+    else:
+        hi = max(eps0, 2 * floor)
+        while hi <= eps_max and ok(hi):
+            lo, hi = hi, hi * 2
+        if hi > eps_max:
+            return lo
+    if lo == 0.0:
+        if not ok(TINY):
+            return 0.0
+        lo = TINY
+        while hi / lo > 2.0:
+            mid = math.exp((math.log(lo) + math.log(hi)) / 2)
+            if not lo < mid < hi:
+                break
+            if ok(mid):
+                lo = mid
+            else:
+                hi = mid
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        if not lo < mid < hi:
+            break
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 def max_verified_eps(
     model: Any,
     e: torch.Tensor,
@@ -200,31 +291,19 @@ def max_verified_eps(
     steps: int = 14,
     floor: float = 0.0,
     eps_max: float = 10.0,
+    upper: float | None = None,
 ) -> SearchResult:
-    """Largest ε (to ``steps`` bisection rounds) that ``domain`` verifies; ``floor`` is known verified."""
+    """Largest ε (see :func:`search_eps`) that ``domain`` verifies; ``floor`` is known verified,
+    ``upper`` known not to verify."""
     start = time.perf_counter()
     calls = 0
+    if domain != "ibp":
+        reuse_freed_memory()
 
     def ok(eps: float) -> bool:
         nonlocal calls
         calls += 1
         return verifies(model, e, target, eps, domain, cap)
 
-    lo = floor
-    hi = max(eps0, 2 * floor)
-    while hi <= eps_max and ok(hi):
-        lo, hi = hi, hi * 2
-    if hi > eps_max:
-        return SearchResult(lo, calls, time.perf_counter() - start)
-    if lo == 0.0:
-        # shrink geometrically so a tiny ε* is still resolved relative to its size
-        while hi > 1e-9 and not ok(hi / 8):
-            hi /= 8
-        lo = hi / 8 if hi > 1e-9 else 0.0
-    for _ in range(steps):
-        mid = (lo + hi) / 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return SearchResult(lo, calls, time.perf_counter() - start)
+    eps_star = search_eps(ok, eps0, steps, floor, eps_max, upper)
+    return SearchResult(eps_star, calls, time.perf_counter() - start)

@@ -59,6 +59,36 @@ def _check_model(ctx: RunContext, variant: str, loaded: LoadedModel) -> None:
     ctx.store.set_state(key, loaded.hash)
 
 
+def _certify_or_invalid(
+    loaded: LoadedModel, example: Example, subs: Substitutes, settings: VerifierSettings
+) -> dict[str, Any]:
+    """The certificate, or an *invalid* record when the verifier cannot finish the sentence.
+
+    Running out of memory (a long sentence's generator matrices) is the one failure expected of a
+    correct verifier; the record counts in ``metrics.invalid`` and is left out of the fairness
+    score, instead of stopping the run. Any other exception is a bug and keeps its traceback.
+    """
+    import torch
+
+    try:
+        return certify(loaded, example, subs, settings)
+    except (MemoryError, torch.OutOfMemoryError) as exc:
+        return {
+            "id": example.id,
+            "model_hash": loaded.hash,
+            "sentence": example.text,
+            "label": example.label,
+            "prediction": None,
+            "correct": None,
+            "eps_star": None,
+            "threshold": None,
+            "certified": False,
+            "invalid": True,
+            "error": f"{type(exc).__name__}: {exc}"[:300],
+            "seconds": None,
+        }
+
+
 def execute(block: CertifyBlock, ctx: RunContext) -> None:
     import torch
 
@@ -94,7 +124,7 @@ def execute(block: CertifyBlock, ctx: RunContext) -> None:
         )
         with ctx.progress(f"certificates ({variant})", len(todo)) as bar:
             for example in todo:
-                record: dict[str, Any] = certify(loaded, example, subs, settings)
+                record: dict[str, Any] = _certify_or_invalid(loaded, example, subs, settings)
                 record.update(
                     id=f"{variant}:{example.id}",
                     sentence_id=example.id,
