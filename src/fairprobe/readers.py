@@ -65,9 +65,25 @@ def read_text(path: Path, what: str = "file") -> str:
         raise not_utf8(path, exc, data) from None
 
 
+_hashed: dict[tuple[str, int, int], str] = {}
+
+
 def input_file_sha256(path: Path, what: str = "input file") -> str:
     """sha256 of an input file's bytes (for the resume check); a text file (by extension) is also
-    checked to be UTF-8 on the way, so bad bytes are a DataError naming the file before a run."""
+    checked to be UTF-8 on the way, so bad bytes are a DataError naming the file before a run.
+    Cached in-process by (path, size, mtime), so a run reads each input file once here."""
+    try:
+        st = path.stat()
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    except OSError as exc:
+        raise DataError(f"cannot read {what} {path}: {exc.strerror}") from None
+    if key in _hashed:
+        return _hashed[key]
+    _hashed[key] = value = _hash_and_check(path, what)
+    return value
+
+
+def _hash_and_check(path: Path, what: str) -> str:
     digest = hashlib.sha256()
     decoder = codecs.getincrementaldecoder("utf-8")() if path.suffix.lower() in TEXT_SUFFIXES else None
     lines = 0
