@@ -7,6 +7,9 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
+from fairprobe.errors import RunStateError
 from fairprobe.store import LOCK_FILE, RunLock
 from reliability.helpers import assert_one_red_line
 
@@ -140,3 +143,30 @@ def test_unknown_fail_on_metric_fails_before_the_run_listing_known_ones(cli, wor
     assert not (work / "runs").exists()
     ok = _accuracy(cli, work, "--fail-on", "by_label.POS.recall<0.5")
     assert ok.returncode == 0, ok.stderr  # keyed by the data's labels: accepted, then judged
+
+
+def test_overwrite_killed_after_clearing_the_records_still_starts_from_empty(work, monkeypatch):
+    """The records are cleared in one transaction before files are removed: a folder whose run.db
+    records no run (the state a kill leaves between the two steps) is cleaned on the next start."""
+    from fairprobe.runner import open_run
+    from fairprobe.spec import parse_spec
+    from fairprobe.store import Store
+
+    monkeypatch.chdir(work)
+    run = work / "runs/accuracy"
+    (run / "findings").mkdir(parents=True)
+    (run / "findings/shard-000007.parquet").write_bytes(b"stale")
+    (run / "findings.jsonl").write_text('{"id": "old"}\n')
+    (run / "notes.txt").write_text("mine")  # not a run artefact: kept
+    Store(run / "run.db").close()  # a store that records no run
+    spec = parse_spec("accuracy:\n  model: py:kw:classify\n  data: data.csv\n")[0]
+    store = open_run(spec, run)
+    try:
+        assert not (run / "findings").exists() and not (run / "findings.jsonl").exists()
+        assert (run / "notes.txt").read_text() == "mine"
+        assert store.get_meta("spec_hash") == spec.resolved_hash()
+        with pytest.raises(RunStateError, match="in use by PID"):
+            open_run(spec, run)  # the lock is held while the store is open
+    finally:
+        store.close()
+    open_run(spec, run).close()  # closed: free again
