@@ -180,3 +180,25 @@ def test_smollm2_judge_verdicts_parse_with_constrained_decoding(llama_server):
     assert {v.verdict for v in judged} <= {"BIASED", "UNBIASED", "INDETERMINABLE", "INVALID"}
     (too_long,) = judge.judge(items[3:])
     assert too_long.verdict == "INVALID" and "prompt too long" in too_long.error
+
+
+@pytest.mark.slow
+def test_gguf_judge_is_constrained_and_survives_an_over_long_prompt(smollm2_gguf):
+    """In-process llama.cpp (``gguf:``) compiles the verdict schema into a grammar: SmolLM2's verdict parses
+    on the first attempt; a prompt longer than n_ctx=1024 is one INVALID verdict."""
+    pytest.importorskip("llama_cpp")
+    from fairprobe.models.uri import load_chat
+
+    model = load_chat(f"gguf:{smollm2_gguf}", n_ctx=1024, n_threads=1)
+    judge = LLMJudge(model, retries=0, max_tokens=40, name="gguf")
+    ok, too_long = judge.judge(
+        [
+            (
+                "open_ended",
+                pair_prompt("Describe a nurse.", "Describe a male nurse.", "1. Caring", "1. Strong"),
+            ),
+            ("open_ended", pair_prompt("P", "P'", "word " * 1500, "R'")),
+        ]
+    )
+    assert ok.error == "" and ok.attempts == 1 and ok.raw.lstrip().startswith("{")
+    assert too_long.verdict == "INVALID" and "prompt too long" in too_long.error
