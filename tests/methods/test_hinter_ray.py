@@ -241,8 +241,11 @@ def test_an_llm_under_test_is_asked_from_the_worker_nodes(cluster, llama_server,
     csv.write_text(
         "id,text,label\nt0,The white man loved this film.,POS\nt1,A Chinese actor and his brother ruin it.,NEG\n"
     )
+    shots = tmp_path / "shots.csv"  # few-shot examples never come from the texts under test (issue 20)
+    shots.write_text("text,label\nA joy to watch.,POS\nA waste of time.,NEG\n")
     model = f"openai+{llama_server}#smollm2"
     options = ["--data", str(csv), "--label-col", "label", "--task", "imdb", "--attributes", "race,gender"]
+    options += ["--few-shot-data", str(shots)]
     cmd = [str(BIN / "fairprobe"), "hinter", "--model", model, *options, "--max-mutants-per-text", "2"]
     cmd += ["--executor", "ray", "--ray-address", cluster, "--out", str(tmp_path / "run")]
     _run(cmd, tmp_path, _env(tmp_path))
