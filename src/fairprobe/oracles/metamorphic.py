@@ -3,9 +3,10 @@
 Generic pieces any technique can reuse:
 
 - parsers from free text: :func:`parse_yes_no` (word boundaries: "know" is not "no"),
-  :func:`parse_score` (ignores an echoed scale such as "1 to 5" or "1 being ..."),
-  :func:`parse_options` / :func:`parse_choice` (A)/B)/C) answers), :func:`parse_list_items`,
-  :func:`parse_ranking` (ranked list, fuzzy-matched to known items). Unparsable → ``None``; the
+  :func:`parse_score` (ignores an echoed scale such as "1 to 5", "1 (strongly disagree) to 5" or
+  "1 being ...", and list numbers), :func:`parse_options` / :func:`parse_choice` (option markers
+  only: the article "A" is not option A; a letter contradicting its option text is unparsable),
+  :func:`parse_list_items`, :func:`parse_ranking` (ranked list of all requested items, fuzzy-matched). Unparsable → ``None``; the
   caller marks the case INVALID and keeps the raw text.
 - oracles: :func:`numeric_difference` (Table 2 MR11: biased ⇔ |R − R′| ≥ 3),
   :func:`answers_differ` (MR12–MR13: case-insensitive inequality), :func:`spearman_rho` and
