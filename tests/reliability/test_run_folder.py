@@ -121,10 +121,16 @@ def _spec(work: Path, text: str) -> Path:
 
 
 def test_block_name_with_dotdot_or_absolute_path_is_refused(cli, work):
-    for name in ("../escaped", "/tmp/abs-run", "a/b", ".."):
-        _spec(work, f"accuracy:\n  name: {json.dumps(name)}\n  model: py:kw:classify\n  data: data.csv\n")
-        assert_one_red_line(cli("run", "spec.yaml", "--out", "runs"), "plain folder name")
-    assert not (work / "escaped").exists() and not Path("/tmp/abs-run").exists()
+    from fairprobe.errors import SpecError
+    from fairprobe.spec import parse_spec
+
+    for name in ("../escaped", "/tmp/abs-run", "a/b", "..", "a\\b"):
+        block = f"accuracy:\n  name: {json.dumps(name)}\n  model: py:kw:classify\n  data: data.csv\n"
+        with pytest.raises(SpecError, match="plain folder name"):
+            parse_spec(block)
+    _spec(work, "accuracy:\n  name: ../escaped\n  model: py:kw:classify\n  data: data.csv\n")
+    assert_one_red_line(cli("run", "spec.yaml", "--out", "runs"), "spec.yaml:2", "plain folder name")
+    assert not (work / "escaped").exists() and not (work / "runs").exists()
 
 
 def test_spec_out_outside_the_spec_folder_is_refused(cli, work):
