@@ -50,7 +50,7 @@ def default_cache_path() -> Path | None:
 def _how_to_fix(path: Path) -> str:
     if path.name == "run.db":
         return (
-            f"delete the run folder {path.parent} (or pass --overwrite after deleting {path.name}) and re-run"
+            f"delete {path} (the run's findings are lost; cached answers stay in the global cache) and re-run"
         )
     return f"delete {path} (a cache: only answers are lost) or set FAIRPROBE_CACHE=off"
 
@@ -79,7 +79,13 @@ class Store:
                 self._db.close()
             except Exception:  # noqa: BLE001 - the open error is the one to report
                 pass
-            if isinstance(exc, sqlite3.OperationalError) and "locked" not in str(exc):
+            text = str(exc)
+            if "locked" in text or "busy" in text:
+                raise RunStateError(
+                    f"{self.path} is locked by another process for over 30 s; wait for it, "
+                    "or point FAIRPROBE_CACHE at another file"
+                ) from None
+            if isinstance(exc, sqlite3.OperationalError):  # unable to open, read-only, ...
                 raise RunStateError(
                     f"cannot open store {self.path}: {exc}; check the path is writable"
                 ) from None
