@@ -206,6 +206,8 @@ def score(
     for i, p in enumerate(pairs):
         for key in (p["prompt_1_key"], p["prompt_2_key"]):
             for x, y in combinations(answers[key], 2):
+                if is_invalid(x) or is_invalid(y):
+                    continue  # an empty repeat says nothing about same-prompt similarity
                 null_a.append(x)
                 null_b.append(y)
                 owner.append(i)
