@@ -38,3 +38,17 @@ def test_search_stops_at_eps_max_and_respects_a_known_floor():
 
     found = search_eps(ok, eps0=1e-3, steps=10, floor=0.2)
     assert 0.3 * (1 - 2**-9) <= found <= 0.3 and min(seen) > 0.2
+
+
+def test_a_radius_just_below_a_known_failure_costs_few_calls():
+    """certify() first asks the verifier at the threshold t; when that fails, ε* is usually a
+    little below t, and the search must not bisect all the way from the float64 floor."""
+    calls = []
+
+    def ok(eps: float) -> bool:
+        calls.append(eps)
+        return eps <= 6e-4
+
+    found = search_eps(ok, eps0=1e-3, steps=10, upper=1e-3)
+    assert 6e-4 * (1 - 2**-9) <= found <= 6e-4
+    assert len(calls) <= 1 + 10

@@ -181,6 +181,9 @@ def verifies(model: Any, e: torch.Tensor, target: int, eps: float, domain: str, 
     """True when every point of the ε-box keeps ``target`` as the arg-max logit (Eq. 8)."""
     import torch
 
+    if domain in ("zonotope", "zonotope-only"):
+        reuse_freed_memory()
+
     with torch.no_grad():
         out = walk(model, abstract_input(e, eps, domain), cap)
         margin = out.margin_lower(target)
@@ -243,9 +246,11 @@ def search_eps(
     ``floor`` is a radius known to verify, ``upper`` one known to fail (both save calls).
     §3.3: "we employ binary search to find the largest ε". Upward, ε doubles from ``eps0`` (or
     from ``2 * floor``, ``floor`` being known to verify) until ``ok`` fails or ``eps_max`` is passed.
-    When even ``eps0`` fails, the bracket ``[TINY, eps0]`` is bisected *in log space* (geometric
-    means) until its ends are a factor 2 apart — about 10 calls from 1e-3 down to the float64
-    floor, so an interval verifier whose ε* is 1e-15 still gets a number, not 0 (issue 20). Then
+    When even ``eps0`` (or ``upper``) fails, the search gallops down — ``hi/2``, ``hi/8``,
+    ``hi/128``, … as far as the float64 floor ``TINY`` — and bisects the bracket it finds *in log
+    space* (geometric means) until its ends are a factor 2 apart: about 20 calls from 1e-3 down to
+    1e-300, one or two when ε* is just below, so an interval verifier whose ε* is 1e-15 still gets
+    a number, not 0 (issue 20; the old search stopped at 1e-9). Then
     ``steps`` rounds of ordinary bisection give ε* to a relative precision of ``2**-steps``.
     Returns 0.0 when not even ``TINY`` verifies. The result is always a value ``ok`` accepted.
     """
@@ -259,9 +264,17 @@ def search_eps(
         if hi > eps_max:
             return lo
     if lo == 0.0:
-        if not ok(TINY):
-            return 0.0
-        lo = TINY
+        # gallop down from the failing radius: hi/2, hi/8, hi/128, ... (the exponent doubles),
+        # so an ε* just under hi costs one call and one near the float64 floor about ten
+        shift = 1
+        while True:
+            cand = max(math.ldexp(hi, -shift), TINY)
+            if ok(cand):
+                lo = cand
+                break
+            if cand == TINY:
+                return 0.0
+            hi, shift = cand, shift * 2
         while hi / lo > 2.0:
             mid = math.exp((math.log(lo) + math.log(hi)) / 2)
             if not lo < mid < hi:
@@ -297,8 +310,6 @@ def max_verified_eps(
     ``upper`` known not to verify."""
     start = time.perf_counter()
     calls = 0
-    if domain != "ibp":
-        reuse_freed_memory()
 
     def ok(eps: float) -> bool:
         nonlocal calls

@@ -1,0 +1,50 @@
+"""The pre-training schedule follows the paper (issue 20: a cosine decay to 1e-5 squeezed the gender
+and toxic clusters to t ≈ 1e-5, 25–300× tighter than the paper's radii imply, so F was 100%)."""
+
+from __future__ import annotations
+
+import torch
+
+from fairprobe.methods.certify.certificate import Substitutes
+from fairprobe.methods.certify.pretrain import PretrainConfig, contrastive_loss
+
+
+def test_table_7_and_keras_defaults():
+    six, eight, ten = (PretrainConfig.for_task("adult-gender", b) for b in (6, 8, 10))
+    assert (six.alpha, six.margin, six.epochs, six.gs_alpha, six.gs_margin, six.gs_epochs) == (
+        1000.0,
+        1.0,
+        150,
+        1.0,
+        0.5,
+        30,
+    )
+    assert eight.gs_margin == ten.gs_margin == 0.8  # Table 7: 8 and 10 blocks
+    tox = PretrainConfig.for_task("toxicity", 3)
+    assert (tox.alpha, tox.margin, tox.epochs, tox.gs_alpha, tox.gs_margin, tox.gs_epochs) == (
+        20.0,
+        0.5,
+        100,
+        1.0,
+        0.3,
+        100,
+    )
+    # the paper pre-trains a Keras Embedding and names no optimiser settings: Keras' defaults
+    assert (six.lr, six.batch, six.adam_eps) == (1e-3, 32, 1e-7)
+
+
+def test_distance_has_keras_floor_so_near_pairs_feel_no_pull():
+    e1 = torch.zeros(1, 8, requires_grad=True)
+    e2 = torch.full((1, 8), 1e-5)  # |e1 - e2|^2 = 8e-10 < 1e-7
+    contrastive_loss(e1, e2, torch.tensor([0.0]), alpha=1000.0, margin=1.0).backward()
+    assert float(e1.grad.abs().max()) == 0.0
+    far = torch.zeros(1, 8, requires_grad=True)
+    contrastive_loss(far, torch.full((1, 8), 1e-2), torch.tensor([0.0]), alpha=1000.0, margin=1.0).backward()
+    assert float(far.grad.abs().max()) > 0.0
+
+
+def test_pretraining_does_not_squeeze_the_gender_cluster_to_nothing(loaded):
+    """With a constant Adam step of 1e-3 the cluster settles at ~1e-3 (the paper's ε* are 3e-4 to
+    6e-3); the old decaying schedule left t ≈ 1e-5."""
+    subs = Substitutes(loaded, k=50)
+    assert min(subs.threshold("female"), subs.threshold("male")) > 3e-4
