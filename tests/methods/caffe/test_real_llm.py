@@ -90,8 +90,6 @@ def test_all_stages_with_smollm2_as_generator_and_model(cli, tmp_path, llama_ser
         _uri(llama_server),
         "--model",
         _uri(llama_server),
-        "--pair-mode",
-        "swap",
         "--cap",
         "3",
         "--generator-calls",
@@ -112,6 +110,7 @@ def test_all_stages_with_smollm2_as_generator_and_model(cli, tmp_path, llama_ser
     findings = [json.loads(x) for x in (run / "findings.jsonl").read_text().splitlines()]
     assert 1 <= len(pairs) <= 3 and len(findings) == len(pairs)
     assert summary["model"]["uri"] == _uri(llama_server)
+    assert summary["spec"]["pair_mode"] == "swap"  # the default for a SmolLM2 generator (no --pair-mode)
     assert summary["generation"]["triples"] == 1 and "recommended_pairs_per_triple" in summary["generation"]
     stopping = json.loads((run / "prompts.stopping.json").read_text())["triples"][0]
     assert stopping["levelled_off"] == (stopping["stopping_point"] is not None)
