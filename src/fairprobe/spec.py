@@ -200,9 +200,10 @@ class BlockSpec:
         from fairprobe.readers import input_file_sha256
 
         declared = getattr(type(self.block), "input_files", None)
+        skip = _VERDICT_ONLY | getattr(type(self.block), "execution_only", frozenset())
         out: dict[str, str] = {}
         for field_name, value in self.block:
-            if field_name in _VERDICT_ONLY or (declared is not None and field_name not in declared):
+            if field_name in skip or (declared is not None and field_name not in declared):
                 continue
             values = value if isinstance(value, list | tuple) else [value]
             for item in values:
