@@ -176,3 +176,24 @@ def test_overwrite_killed_after_clearing_the_records_still_starts_from_empty(wor
     finally:
         store.close()
     open_run(spec, run).close()  # closed: free again
+
+
+def test_declared_input_files_are_the_only_ones_hashed(tmp_path):
+    from fairprobe.spec import BlockBase, BlockSpec
+
+    class Block(BlockBase):
+        input_files = frozenset({"data"})
+        data: str
+        notes: str
+
+    (tmp_path / "d.csv").write_text("text\na\n")
+    (tmp_path / "n.txt").write_text("x")
+    spec = BlockSpec("t", "t", Block(data=str(tmp_path / "d.csv"), notes=str(tmp_path / "n.txt")), 0, [])
+    before = spec.resolved_hash()
+    assert list(spec.input_hashes()) == [f"data={tmp_path / 'd.csv'}"]
+    (tmp_path / "n.txt").write_text("changed")
+    assert spec.resolved_hash() == before
+    (tmp_path / "d.csv").write_text("text\nb\n")
+    assert spec.resolved_hash() != before
+    imdb = BlockSpec("t", "t", Block(data="imdb-sample", notes="hf:imdb:test"), 0, [])
+    assert imdb.input_hashes() == {}  # names, not local files
