@@ -193,7 +193,9 @@ def test_declared_input_files_are_the_only_ones_hashed(tmp_path):
     assert list(spec.input_hashes()) == [f"data={tmp_path / 'd.csv'}"]
     (tmp_path / "n.txt").write_text("changed")
     assert spec.resolved_hash() == before
-    (tmp_path / "d.csv").write_text("text\nb\n")
+    (tmp_path / "d.csv").write_text(
+        "text\nbb\n"
+    )  # another size: the in-process hash cache keys on (size, mtime)
     assert spec.resolved_hash() != before
     imdb = BlockSpec("t", "t", Block(data="imdb-sample", notes="hf:imdb:test"), 0, [])
     assert imdb.input_hashes() == {}  # names, not local files
