@@ -64,4 +64,5 @@ def test_dictionary_marks_bare_body_adjectives_only():
     adjectives = d.person_only("body")
     assert {"ugly", "pretty", "short", "tall"} <= adjectives
     assert "blonde" not in adjectives  # also a noun ("the blonde")
-    assert not d.person_only("gender") and not d.person_only("race")
+    assert d.person_only("gender") == {"angry", "hysterical", "cute"}  # the authors' adjective pairs
+    assert not d.person_only("race")

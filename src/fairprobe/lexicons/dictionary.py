@@ -11,7 +11,9 @@ Two file formats are read:
   ``cross`` groups (cross product between groups, both directions), ``adjectives`` (a ``cross``
   block whose terms are adjectives that mutate only where they describe a person: see
   :meth:`BiasDictionary.person_only`), ``swap`` rows (both directions), ``pairs`` rows (one
-  direction) and ``modify`` blocks (heads x modifiers).
+  direction), ``map`` blocks (every word -> every replacement, one direction; with
+  ``capitalised: true`` the words match only where written with a capital, for demonyms that are
+  also common words: "Pole", "Finn", "Latin") and ``modify`` blocks (heads x modifiers).
 * CSV with header ``attribute,word,replacement`` (one directed pair per row; further columns,
   such as the ``count`` column written by :func:`fairprobe.lexicons.sbic.write_candidates`, are
   ignored).
@@ -40,7 +42,7 @@ __all__ = ["BiasDictionary", "load_dictionary", "normalise_term", "is_valid_term
 PACKAGED_DICTIONARY = Path(__file__).with_name("bias_dictionary.yaml")
 
 _TERM_RE = re.compile(r"^\w(?:[\w'\- ]*\w)?$")
-_BLOCK_KINDS = ("cross", "adjectives", "swap", "pairs", "modify")
+_BLOCK_KINDS = ("cross", "adjectives", "swap", "pairs", "map", "modify")
 
 
 def is_valid_term(term: str) -> bool:
@@ -66,8 +68,12 @@ class BiasDictionary:
         source: str = "<memory>",
         person_only: Mapping[str, Iterable[str]] | None = None,
         skipped: Iterable[str] = (),
+        capitalised: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
         self.source = source
+        self._capitalised = {
+            a: frozenset(normalise_term(t) for t in ts) for a, ts in (capitalised or {}).items()
+        }
         self.skipped: list[str] = list(skipped)
         """Self-pairs skipped while reading (each a "where: word" note)."""
         self._person_only = {
@@ -120,6 +126,11 @@ class BiasDictionary:
         coherent" (issue 20). The caller decides with a parse (:mod:`fairprobe.text.person`)."""
         return self._person_only.get(attribute, frozenset())
 
+    def capitalised_only(self, attribute: str) -> frozenset[str]:
+        """Terms of ``attribute`` (matching keys) that occur only where written with a capital
+        (``map`` blocks with ``capitalised: true``): "Pole" is a person, "pole" is not."""
+        return self._capitalised.get(attribute, frozenset())
+
     def __len__(self) -> int:
         return sum(len(p) for p in self._pairs.values())
 
@@ -151,9 +162,12 @@ def _load(path: Path) -> BiasDictionary:
     skipped: list[str] = []
     packaged = path.resolve() == PACKAGED_DICTIONARY.resolve()
     if suffix in (".yaml", ".yml"):
-        pairs, person_only = _read_yaml(path, skipped)
+        capitalised: dict[str, set[str]] = {}
+        pairs, person_only = _read_yaml(path, skipped, capitalised)
         pairs = pairs if packaged else _recase(pairs)
-        return BiasDictionary(pairs, source=str(path), person_only=person_only, skipped=skipped)
+        return BiasDictionary(
+            pairs, source=str(path), person_only=person_only, skipped=skipped, capitalised=capitalised
+        )
     if suffix == ".csv":
         return BiasDictionary(_recase(_read_csv(path, skipped)), source=str(path), skipped=skipped)
     raise DataError(f"bias dictionary {path}: unknown file type {suffix!r}; use .yaml, .yml or .csv.")
@@ -252,7 +266,7 @@ def _check_term(raw: str, path: Path, line: int) -> str:
 
 
 def _read_yaml(
-    path: Path, skipped: list[str]
+    path: Path, skipped: list[str], capitalised: dict[str, set[str]]
 ) -> tuple[dict[str, list[tuple[str, str]]], dict[str, set[str]]]:
     try:
         root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
@@ -286,6 +300,8 @@ def _read_yaml(
         for block in blocks.value:
             block_pairs, block_adjectives = _read_block(block, path, skipped)
             pairs.extend(block_pairs)
+            if _is_capitalised_map(block, path):
+                capitalised.setdefault(attribute, set()).update(normalise_term(w) for w, _ in block_pairs)
             if block_adjectives:
                 adjectives.update(normalise_term(t) for t in block_adjectives)
             else:
@@ -331,6 +347,8 @@ def _read_block(block: yaml.Node, path: Path, skipped: list[str]) -> tuple[list[
         return _cross(groups, path), [t for terms in groups.values() for t, _ in terms]
     if kind in ("swap", "pairs"):
         return _rows(body, path, both=kind == "swap", skipped=skipped), []
+    if kind == "map":
+        return _map(body, path, skipped), []
     if kind == "modify":
         return _modify(body, path), []
     raise DataError(
@@ -366,6 +384,41 @@ def _cross(groups: dict[str, list[tuple[str, int]]], path: Path) -> list[tuple[s
             if other != name:
                 pairs.extend((w, r) for w, _ in terms for r, _ in other_terms)
     return pairs
+
+
+def _map_parts(node: yaml.Node, path: Path) -> dict[str, yaml.Node]:
+    if not isinstance(node, yaml.MappingNode):
+        raise DataError(f"{path}, line {_line(node)}: map needs `words:` and `replacements:`.")
+    parts = {_scalar(k, path, "map key"): v for k, v in node.value}
+    unknown = [k for k in parts if k not in ("words", "replacements", "capitalised")]
+    if unknown or "words" not in parts or "replacements" not in parts:
+        raise DataError(
+            f"{path}, line {_line(node)}: map needs the keys words and replacements (and optionally "
+            f"capitalised: true)" + (f"; unknown: {', '.join(unknown)}" if unknown else "") + "."
+        )
+    return parts
+
+
+def _map(node: yaml.Node, path: Path, skipped: list[str]) -> list[tuple[str, str]]:
+    parts = _map_parts(node, path)
+    words = _terms(parts["words"], path, "words")
+    replacements = _terms(parts["replacements"], path, "replacements")
+    pairs = []
+    for word, line in words:
+        for replacement, _ in replacements:
+            if normalise_term(word) == normalise_term(replacement):
+                _skip_self_pair(skipped, f"{path}, line {line}", word)
+            else:
+                pairs.append((word, replacement))
+    return pairs
+
+
+def _is_capitalised_map(block: yaml.Node, path: Path) -> bool:
+    key, body = block.value[0]
+    if key.value != "map":
+        return False
+    flag = _map_parts(body, path).get("capitalised")
+    return flag is not None and str(flag.value).lower() == "true"
 
 
 def _rows(node: yaml.Node, path: Path, both: bool, skipped: list[str]) -> list[tuple[str, str]]:

@@ -111,6 +111,7 @@ class _Matcher:
             key = normalise_term(word)
             self.word_form.setdefault(key, word)
             self.options.setdefault(key, []).append((index, replacement))
+        self.capitalised = dictionary.capitalised_only(attribute)
         terms = sorted(self.word_form, key=lambda k: (-len(k), k))
         body = "|".join(r"\s+".join(re.escape(w) for w in term.split(" ")) for term in terms)
         self.regex = re.compile(f"{_LEFT}(?:{body}){_RIGHT}", re.IGNORECASE) if terms else None
@@ -124,8 +125,10 @@ class _Matcher:
         if self.regex is None:
             return found
         for m in self.regex.finditer(text):
-            if m.span() not in skip:
-                found.setdefault(normalise_term(m.group()), []).append(m.span())
+            key = normalise_term(m.group())
+            if m.span() in skip or (key in self.capitalised and not m.group()[0].isupper()):
+                continue  # a capitalised-only term ("Pole") written in lower case is another word
+            found.setdefault(key, []).append(m.span())
         return found
 
     def choices(self, found: dict[str, list[tuple[int, int]]]) -> list[tuple[str, str]]:
