@@ -60,6 +60,9 @@ def add_commands(app: typer.Typer) -> None:
         metrics: Annotated[
             str, typer.Option(help="similarity metrics, comma-separated")
         ] = "lsa,lda,embedding",
+        reference_corpus: Annotated[
+            Path | None, typer.Option(help="fit LSA/LDA on this corpus (one doc a line)")
+        ] = None,
         calibrate: Annotated[int, typer.Option(help="extra answers per prompt for calibrated verdicts")] = 0,
         alpha: Annotated[float, typer.Option(help="null quantile for calibrated verdicts")] = 0.05,
         sample: Annotated[bool, typer.Option(help="Cochran sample per bias type × intent")] = False,
@@ -92,6 +95,7 @@ def add_commands(app: typer.Typer) -> None:
             pair_mode=pair_mode,
             generator_max_tokens=generator_max_tokens,
             metrics=split_csv(metrics),
+            reference_corpus=str(reference_corpus) if reference_corpus else None,
             calibrate=calibrate,
             alpha=alpha,
             sample=sample,

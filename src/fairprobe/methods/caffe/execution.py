@@ -302,7 +302,7 @@ def execute(block: CaffeBlock, ctx: RunContext) -> None:
     cf, null, notes = score(block, usable, answers)
     ctx.record_info(
         similarity_notes=notes,
-        lsa_fitted_on="reference corpus" if block.reference_corpus else "run responses",
+        lsa_fitted_on="reference corpus" if block.reference_corpus else "run responses (first answers)",
     )
     index = {p["id"]: i for i, p in enumerate(usable)}
     findings = []
