@@ -175,9 +175,7 @@ def _headline(metrics: dict, limit: int = 12) -> dict:
 @app.command()
 def report(run_dir: Annotated[Path, typer.Argument(help="a run folder (holds run.db)")]) -> None:
     """Re-render findings.jsonl, summary.json, report.html and junit.xml from run.db."""
-    from fairprobe.runner import render_reports
-
-    from fairprobe.runner import RunOutcome
+    from fairprobe.runner import RunOutcome, render_reports
 
     render_reports(run_dir)
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
@@ -210,7 +208,7 @@ def init(
             example = "".join(f"# {line}\n" if line.strip() else "\n" for line in example.splitlines())
         lines.append(example)
     path.write_text("\n".join(lines), encoding="utf-8")
-    out.print(f"wrote {path}")
+    out.print(f"wrote {escape(str(path))}")
 
 
 @models_app.command("check")
@@ -237,6 +235,15 @@ def main() -> None:
     except FairprobeError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
+    except UnicodeDecodeError as exc:
+        # A reader that did not go through fairprobe.readers: still one line and an input error.
+        err.print(
+            f"[red]error:[/] an input file is not UTF-8 text ({escape(str(exc))}); "
+            "save it as UTF-8 and run again",
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - a bug: one line on screen, the traceback in a file
         import tempfile
 

@@ -175,3 +175,18 @@ def test_text_over_the_size_limit_is_refused_with_bounded_memory(tmp_path):
     assert_one_red_line(r, "row 0", "6,000,000 characters", "over the limit of 1,000,000")
     peak_mb = int(r.stderr.split("MAXRSS")[1].split()[0]) / 1024
     assert peak_mb < 800, f"peak RSS {peak_mb:.0f} MB"
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("labels.jsonl", ["metafair", "judge-eval", "--labels", "labels.jsonl", "--judge", "py-chat:nope:x"]),
+        ("crows.csv", ["caffe", "kb", "build", "--crows", "crows.csv", "--out", "kb.jsonl"]),
+    ],
+)
+def test_non_utf8_files_read_by_stage_commands_are_one_line_exit_2(cli, tmp_path, name, args):
+    """Files read outside a run (judge labels, a CrowS-Pairs file) go through the same reader."""
+    (tmp_path / name).write_bytes(b'{"text": "caf\xe9"}\nsent_more,sent_less\n')
+    r = cli(*args)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and "UTF-8" in r.stderr and name in r.stderr

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 import re
 import warnings
 from collections.abc import Iterable, Mapping
@@ -35,6 +36,7 @@ from pathlib import Path
 import yaml
 
 from fairprobe.errors import DataError
+from fairprobe.readers import read_text
 
 __all__ = ["BiasDictionary", "load_dictionary", "normalise_term", "is_valid_term", "PACKAGED_DICTIONARY"]
 
@@ -216,7 +218,7 @@ def _skip_self_pair(skipped: list[str], where: str, word: str) -> None:
 
 def _read_csv(path: Path, skipped: list[str]) -> dict[str, list[tuple[str, str]]]:
     out: dict[str, list[tuple[str, str]]] = {}
-    with path.open(newline="", encoding="utf-8") as fh:
+    with io.StringIO(read_text(path, "dictionary"), newline="") as fh:
         reader = csv.reader(fh)
         header = next(reader, None)
         names = [h.strip().lower() for h in header] if header else []
@@ -269,7 +271,7 @@ def _read_yaml(
     path: Path, skipped: list[str], capitalised: dict[str, set[str]]
 ) -> tuple[dict[str, list[tuple[str, str]]], dict[str, set[str]]]:
     try:
-        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        root = yaml.compose(read_text(path, "dictionary"), Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f", line {mark.line + 1}" if mark is not None else ""

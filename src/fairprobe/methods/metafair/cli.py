@@ -238,11 +238,13 @@ def add_commands(app: typer.Typer) -> None:
                 raise UsageError(f"--judge {spec}: give an odd number of judges for a majority vote")
             judges = [LLMJudge(cached_chat(u), temperature=temperature, name=u) for u in uris]
             results.append({"judges": uris, **evaluate_group(rows, judges, repeat)})
+        from rich.markup import escape
+
         table = Table("judge(s)", "precision", "recall", "F1", "ROC AUC", "stability")
         for r in results:
             auc = "—" if r["roc_auc"] is None else f"{r['roc_auc']:.2f}"
             table.add_row(
-                " + ".join(r["judges"]),
+                escape(" + ".join(r["judges"])),
                 f"{r['precision']:.2f}",
                 f"{r['recall']:.2f}",
                 f"{r['f1']:.2f}",

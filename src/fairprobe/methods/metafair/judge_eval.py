@@ -20,6 +20,7 @@ from fairprobe.errors import DataError
 from fairprobe.methods.metafair.evaluate import JudgeItem
 from fairprobe.methods.metafair.relations import relations
 from fairprobe.oracles.llm_judge import LLMJudge, majority
+from fairprobe.readers import read_text
 
 
 def read_labels(path: str | Path) -> list[dict[str, Any]]:
@@ -27,7 +28,7 @@ def read_labels(path: str | Path) -> list[dict[str, Any]]:
     if not p.is_file():
         raise DataError(f"labels file {p} not found; give a JSONL file of judged tests with a 'label' field")
     rows = []
-    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(read_text(p, "labels file").splitlines(), 1):
         if not line.strip():
             continue
         try:

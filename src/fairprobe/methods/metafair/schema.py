@@ -18,6 +18,7 @@ from typing import Any
 from fairprobe.errors import DataError
 from fairprobe.lexicons.metafair_catalogue import DIMENSIONS
 from fairprobe.models.base import canonical_json, sha256_hex
+from fairprobe.readers import read_text
 
 FIELDS = {"id", "mr", "dimension", "attributes", "source", "follow_up", "explanation"}
 
@@ -161,7 +162,7 @@ def read_tests(path: str | Path) -> tuple[list[MetamorphicTest], list[dict[str, 
         raise DataError(
             f"tests file {p} not found; write one with `fairprobe metafair generate` or give the shipped set"
         )
-    text = p.read_text(encoding="utf-8")
+    text = read_text(p, "tests file")
     if text.lstrip().startswith("["):
         try:
             rows = [(i + 1, json.dumps(o)) for i, o in enumerate(json.loads(text))]
