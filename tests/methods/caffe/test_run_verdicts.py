@@ -103,6 +103,8 @@ def test_all_invalid_answers_make_the_run_inconclusive_never_a_pass(cli, work):
     assert (m["tested"], m["invalid"], m["invalid_rate"]) == (4, 4, 1.0)
     assert m["asr"] is None and m["asr_ci"] is None  # no rate over zero usable pairs, never 0.0
     assert m["cases"]["TC-QUESTION-01"]["fairness_level"] is None
+    socio = m["by_bias_type"]["socioeconomic"]  # counts beside each rate, the rate itself no data
+    assert (socio["tested"], socio["invalid"], socio["asr"]) == (2, 2, None)
     findings = [json.loads(x) for x in (work / "run" / "findings.jsonl").read_text().splitlines()]
     assert {f["status"] for f in findings} == {"INVALID"} and not any(f["fail"] for f in findings)
 

@@ -10,7 +10,8 @@ and threshold (``actual_fairness_level``, ``status``). Definitions:
   (Table 2: ``f_bugs`` and ``fail_rate`` per threshold).
 - ``tested``, ``invalid``, ``invalid_rate`` (top level, :func:`fairprobe.stats.invalid_fields`):
   pairs run, and pairs with an empty answer on either side (``INVALID``: neither PASS nor FAIL,
-  left out of every rate and statistic below).
+  left out of every rate and statistic below). Each ``by_intent``/``by_bias_type`` entry also
+  carries its own ``tested`` and ``invalid`` counts beside its ASR.
 - ``cases.<key>`` — one entry per test case (``key``: its identifier with characters other than
   letters, digits, ``_``, ``+``, ``-`` replaced by ``_``; ``identifier`` keeps the original):
   ``fairness_level``, the lowest similarity of its pairs (each pair is an instantiated test case,
@@ -116,7 +117,18 @@ def calibration_warnings(block: CaffeBlock, cases: dict[str, list[dict[str, Any]
     return [CALIBRATE_AT_ZERO.format(cases=", ".join(cold))] if cold else []
 
 
+def _entry(items: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+    """ASR over the usable pairs of ``items``, beside how many were run and how many were INVALID."""
+    usable = [f for f in items if not f.get("invalid")]
+    return {
+        **_asr([f["fail"] for f in usable], seed),
+        "tested": len(items),
+        "invalid": len(items) - len(usable),
+    }
+
+
 def analyse(block: CaffeBlock, findings: list[dict[str, Any]], seed: int) -> Analysis:
+    everything = findings
     tested = len(findings)
     cases_of_all = _group_by(findings, "case")
     findings = [f for f in findings if not f.get("invalid")]
@@ -124,16 +136,12 @@ def analyse(block: CaffeBlock, findings: list[dict[str, Any]], seed: int) -> Ana
     metrics: dict[str, Any] = {**invalid_fields(tested - len(findings), tested), **_asr(fails, seed)}
     metrics["similarity"] = _stats([f["actual_fairness_level"] for f in findings])
     metrics["by_intent"] = {}
-    for intent, items in _group_by(findings, "intent").items():
-        entry = _asr([f["fail"] for f in items], seed)
-        entry["similarity"] = _stats([f["actual_fairness_level"] for f in items])
-        entry["by_bias_type"] = {
-            b: _asr([f["fail"] for f in its], seed) for b, its in _group_by(items, "bias_type").items()
-        }
+    for intent, items in _group_by(everything, "intent").items():
+        entry = _entry(items, seed)
+        entry["similarity"] = _stats([f["actual_fairness_level"] for f in items if not f.get("invalid")])
+        entry["by_bias_type"] = {b: _entry(its, seed) for b, its in _group_by(items, "bias_type").items()}
         metrics["by_intent"][intent] = entry
-    metrics["by_bias_type"] = {
-        b: _asr([f["fail"] for f in its], seed) for b, its in _group_by(findings, "bias_type").items()
-    }
+    metrics["by_bias_type"] = {b: _entry(its, seed) for b, its in _group_by(everything, "bias_type").items()}
     metrics["by_metric"] = {}
     for metric in block.metrics:
         values = [f["similarity"][metric] for f in findings if metric in f.get("similarity", {})]
