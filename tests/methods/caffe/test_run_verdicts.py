@@ -159,3 +159,12 @@ def test_calibrate_keeps_the_ordinary_verdicts_and_is_refused_at_temperature_zer
     assert any("temperature 0" in w for w in s["warnings"]) and "calibrated" not in s["metrics"]
     assert "temperature 0" in (work / "cold" / "report.html").read_text()
     assert scores("cold") == scores("plain")  # repeats at temperature 0 were not even asked for
+
+
+def test_two_case_identifiers_with_the_same_metric_key_are_a_usage_error(cli, work):
+    _case(work / "a.yaml", "TC 7.b", 0.0)
+    _case(work / "b.yaml", "TC.7 b", 0.0)
+    r = cli(
+        "caffe", "run", "--case", "a.yaml", "--case", "b.yaml", "--prompts", "prompts.jsonl", "--out", "r"
+    )
+    assert r.returncode == 2 and "same metric key 'TC_7_b'" in r.stderr, r.stderr

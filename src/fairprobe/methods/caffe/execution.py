@@ -236,6 +236,16 @@ def execute(block: CaffeBlock, ctx: RunContext) -> None:
     by_id = {c.identifier: c for c in cases}
     if len(by_id) != len(cases):
         raise UsageError("two case files share an identifier; give each case a unique identifier")
+    from fairprobe.methods.caffe.analysis import case_key
+
+    keys: dict[str, str] = {}
+    for c in cases:
+        other = keys.setdefault(case_key(c.identifier), c.identifier)
+        if other != c.identifier:
+            raise UsageError(
+                f"cases '{other}' and '{c.identifier}' have the same metric key '{case_key(other)}' "
+                "(characters other than letters, digits, _, + and - become _); rename one"
+            )
     model_uri = _model_for(block, cases)
     expected_metrics = {c.expected_fairness.metric for c in cases} - set(block.metrics)
     if expected_metrics:
