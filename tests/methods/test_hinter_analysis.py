@@ -81,3 +81,20 @@ def test_generated_counts_do_not_shrink_under_sampling():
     findings += [_finding("b", "atomic", "race:only")]  # no sampling ran for b
     mutants = analyse(BLOCK, findings, seed=0).metrics["mutants"]["atomic"]
     assert mutants["generated"] == 31 and mutants["sampled"] == 6
+
+
+def test_sampling_records_the_population_it_sampled_from():
+    from fairprobe.datasets import Record
+    from fairprobe.lexicons.dictionary import load_dictionary
+    from fairprobe.methods.hinter.cases import count_generated, generate_lazy
+
+    block = HInterBlock(model="py:x:y", attributes=["race", "gender"], max_mutants_per_text=2)
+    record = Record("r", "The white man and his Irish wife met a Chinese woman.", None)
+    population: dict = {}
+    atomic, inter = generate_lazy(record, load_dictionary(), block, 0, population)
+    inter = list(inter)
+    assert len(inter) == 2 and len(atomic) <= 2 + 2 * 2  # sample + the parents of kept mutants
+    assert population["atomic"] > 2 and population["intersectional"] > 2
+    assert population["atomic"] + population["intersectional"] == count_generated(
+        record, load_dictionary(), block
+    )
