@@ -126,7 +126,7 @@ def decide(
         }
         if not ok:
             reason = (
-                f"{metrics.get('invalid')} of {tested} answers ({invalid_rate:.0%}) were INVALID "
+                f"{metrics.get('invalid')} of {tested} tested cases ({invalid_rate:.0%}) had an INVALID answer "
                 f"(unparsable, refused or failed), at or above max_invalid_rate {max_invalid_rate:g}; "
                 "fix the prompt/parser or the model, or raise max_invalid_rate"
             )
