@@ -127,14 +127,29 @@ class FindingsTable:
             yield self._parts.select(names)
             return
         for path in self._parts:
-            for batch in pq.ParquetFile(path).iter_batches(batch_size=8192, columns=names):
-                yield pa.Table.from_batches([batch])
+            file = pq.ParquetFile(path)
+            have = [n for n in names if n in file.schema_arrow.names]
+            for batch in file.iter_batches(batch_size=8192, columns=have):
+                yield self._with_missing(pa.Table.from_batches([batch]), names)
+
+    def _with_missing(self, table: pa.Table, names: list[str]) -> pa.Table:
+        """``table`` with the columns of ``names`` it lacks added as nulls (shards written by an
+        older fairprobe lack columns added since), in the order of ``names``."""
+        for name in names:
+            if name not in table.column_names:
+                field = self.schema.field(name)
+                table = table.append_column(field, pa.nulls(len(table), type=field.type))
+        return table.select(names)
+
+    def _read(self, path: Path, names: list[str]) -> pa.Table:
+        have = set(pq.ParquetFile(path).schema_arrow.names)
+        return self._with_missing(pq.read_table(path, columns=[n for n in names if n in have]), names)
 
     def columns(self, names: list[str]) -> pa.Table:
         """Typed columns of every finding, in order."""
         if isinstance(self._parts, pa.Table):
             return self._parts.select(names)
-        tables = [pq.read_table(p, columns=names) for p in self._parts]
+        tables = [self._read(p, names) for p in self._parts]
         return pa.concat_tables(tables) if tables else self.schema.empty_table().select(names)
 
     def json_lines(self, where: pc.Expression | None = None, needs: list[str] = ()) -> Iterator[str]:

@@ -71,3 +71,18 @@ def test_a_value_of_the_wrong_type_is_refused(tmp_path):
     with pytest.raises((pa.ArrowInvalid, pa.ArrowTypeError)):
         writer.write([{"id": "x", "kind": "atomic", "biased": "yes"}])
     writer.abort()
+
+
+def test_shards_written_before_a_column_was_added_read_it_as_nulls(tmp_path):
+    """A run folder from an older fairprobe lacks columns added since; `fairprobe report` must still
+    read it (the missing column is null) instead of failing on the schema."""
+    folder = tmp_path / "findings"
+    old = pa.schema([("id", pa.string()), ("kind", pa.string())])
+    writer = ShardWriter(folder, 0, old)
+    writer.write([{"id": "a", "kind": "atomic"}, {"id": "b", "kind": "intersectional"}])
+    writer.close()
+    table = FindingsTable.from_files(shard_files(folder), TYPED)
+    cols = table.columns(["kind", "biased"])
+    assert cols["kind"].to_pylist() == ["atomic", "intersectional"]
+    assert cols["biased"].to_pylist() == [None, None]
+    assert [r["id"] for r in table.rows(pc.field("kind") == "atomic", needs=["kind", "biased"])] == ["a"]

@@ -155,3 +155,11 @@ def test_an_exception_outside_fairprobe_errors_exits_3_with_one_line(tmp_path):
     assert "[red]kaboom[/]" in r.stderr  # user text printed as text, not as console markup
     log = r.stderr.split("traceback saved to ")[1].split(";")[0].strip()
     assert "RuntimeError" in open(log).read()
+
+
+def test_a_bar_without_data_is_drawn_as_no_data():
+    from fairprobe.report.sections import BarChart
+    from fairprobe.report.svg import bar_chart
+
+    svg = str(bar_chart(BarChart("rates", ["a", "b"], [0.2, None], ci=[(0.1, 0.3), None])))
+    assert svg.count('class="bar"') == 1 and "no data" in svg

@@ -13,7 +13,10 @@ def bar_chart(chart: BarChart) -> Markup:
     """Horizontal bars with optional 95% interval whiskers."""
     row_h, label_w, bar_w, pad = 26, 190, 380, 10
     height = pad * 2 + row_h * max(len(chart.labels), 1)
-    top = chart.max_value or max([*(hi for _, hi in (chart.ci or [])), *chart.values, 1e-9])
+    # A value or interval of None is "no data": no bar, and the words instead of a number.
+    cis = [c if c is not None and None not in c else None for c in (chart.ci or [])]
+    known = [v for v in chart.values if v is not None]
+    top = chart.max_value or max([*(c[1] for c in cis if c), *known, 1e-9])
     scale = bar_w / top if top > 0 else 0.0
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{label_w + bar_w + 90}" height="{height}" '
@@ -21,13 +24,20 @@ def bar_chart(chart: BarChart) -> Markup:
     ]
     for i, (label, value) in enumerate(zip(chart.labels, chart.values, strict=True)):
         y = pad + i * row_h
+        ci = cis[i] if chart.ci else None
+        if value is None:
+            parts.append(
+                f'<text x="{label_w - 6}" y="{y + 17}" text-anchor="end" class="lbl">{escape(label)}</text>'
+                f'<text x="{label_w + 6}" y="{y + 17}" class="val">no data</text>'
+            )
+            continue
         w = max(value * scale, 0.0)
         parts.append(
             f'<text x="{label_w - 6}" y="{y + 17}" text-anchor="end" class="lbl">{escape(label)}</text>'
             f'<rect x="{label_w}" y="{y + 4}" width="{w:.1f}" height="{row_h - 8}" class="bar"/>'
         )
-        if chart.ci:
-            lo, hi = chart.ci[i]
+        if ci:
+            lo, hi = ci
             x1, x2 = label_w + lo * scale, label_w + hi * scale
             parts.append(
                 f'<line x1="{x1:.1f}" x2="{x2:.1f}" y1="{y + row_h / 2}" y2="{y + row_h / 2}" class="ci"/>'
@@ -35,7 +45,7 @@ def bar_chart(chart: BarChart) -> Markup:
                 f'<line x1="{x2:.1f}" x2="{x2:.1f}" y1="{y + 8}" y2="{y + row_h - 8}" class="ci"/>'
             )
         parts.append(
-            f'<text x="{label_w + max(w, (chart.ci[i][1] * scale) if chart.ci else 0) + 6:.1f}" y="{y + 17}" '
+            f'<text x="{label_w + max(w, (ci[1] * scale) if ci else 0) + 6:.1f}" y="{y + 17}" '
             f'class="val">{value:.3g}{escape(chart.unit)}</text>'
         )
     parts.append("</svg>")

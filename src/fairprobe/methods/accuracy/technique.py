@@ -9,11 +9,11 @@ from pydantic import Field
 
 from fairprobe.datasets import load_dataset
 from fairprobe.errors import DataError
+from fairprobe.models.base import INVALID
 from fairprobe.registry import Technique
 from fairprobe.report.sections import Analysis, BarChart, Group, Table
 from fairprobe.runner import RunContext
 from fairprobe.spec import BlockBase
-from fairprobe.models.base import INVALID
 from fairprobe.stats import invalid_fields, rate_with_ci
 
 BATCH = 32
