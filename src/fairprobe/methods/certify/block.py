@@ -24,7 +24,9 @@ class CertifyBlock(BlockBase):
     )
     substitutes: str | None = Field(
         default=None,
-        description="user substitute list (JSON {word: [..]} or word,substitute CSV) instead of k-NN",
+        description="user substitute list (JSON {word: [..]} or word,substitute CSV) instead of k-NN; "
+        "words and substitutes are tokenised as the model reads them, and a substitute with another "
+        "number of tokens than its word cannot be covered (the sentence is not certified)",
     )
     domain: Literal["zonotope", "ibp"] = Field(
         default="zonotope", description="verifier that issues the certificates (IBP is the baseline)"

@@ -7,9 +7,14 @@ For a sentence s with prediction c:
 2. **Threshold** — Eq. 3: for every sensitive word w of s, ``t(w) = max_{w' in S(w)} ||e(w) - e(w')||∞``
    where S(w) are the substitutes of w: its k = 50 nearest neighbours in the embedding table (by
    Euclidean distance, the metric the table was pre-trained with; ``<pad>``/``<unk>`` excluded), or a
-   user list (a substitute outside the vocabulary is the ``<unk>`` embedding, as the model sees it).
-   The sentence's threshold is ``t = max_w t(w)``.
-3. **Certificate** — issued when ``ε* >= t``: then, since every substitute of every sensitive word
+   user list, tokenised as the model reads text (:class:`Substitutes`: ``Mr.`` is ``mr``, a token
+   outside the vocabulary is ``<unk>``, a phrase is compared position by position, and a substitute
+   of another length cannot be covered: ``t(w) = inf``). The sentence's threshold is
+   ``t = max_w t(w)``.
+3. **Deciding** — the verifier is first asked at ``ε = t``: a box of radius t that verifies holds
+   every substitute, so that one call decides the certificate, and it bounds the ε* search
+   (:func:`.network.search_eps`) from one side (ε* >= t when it verifies, ε* < t when not).
+4. **Certificate** — issued when ``ε* >= t``: then, since every substitute of every sensitive word
    lies inside the verified box, *no combination* of substitutions changes the prediction.
 
 Sensitive words: the gender words (:func:`.lexicon.gender_words`) for ``adult-gender`` models, the
@@ -198,8 +203,8 @@ def _json_distance(d: float, digits: int | None = None) -> float | None:
 def _search(loaded: LoadedModel, e, pred: int, domain: str, settings: VerifierSettings, t: float):  # type: ignore[no-untyped-def]
     """ε* of one verifier, asking first whether it verifies at the threshold ``t`` itself.
 
-    That one call decides the certificate exactly (ε* >= t iff the box of radius t verifies, by
-    monotonicity) and bounds the search from one side, which saves the doubling calls.
+    That one call decides the certificate (a verified box of radius t holds every substitute) and
+    bounds the search from one side, which saves the doubling calls.
     """
     start = time.perf_counter()
     floor, upper, extra = 0.0, None, 0
