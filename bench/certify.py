@@ -10,7 +10,7 @@ the machine.
 
 Then it trains (or reuses, with ``--model``) a 6-block adult-gender model with pre-trained embeddings,
 then issues one certificate per sentence with the zonotope verifier and, on the same sentences, the
-interval (IBP) baseline. Prints seconds per sentence (median / max; the issue's limit is 60 s on
+interval (IBP) baseline. Prints seconds per sentence (median / max; issue 20 asks for < 30 s on
 2 cores), the fairness score, and the median ratio ε*_zonotope / ε*_IBP. The default zonotope is
 the reduced product with intervals (never looser than IBP by construction); ``--pure N`` also
 measures the plain DeepT-style zonotope on the first N sentences, for an honest comparison.
@@ -97,10 +97,10 @@ def main() -> None:
         f"IBP {median(r['eps_star_ibp'] for r in records):.3e}"
     )
     if ratios:
-        print(f"median ratio eps*_zonotope / eps*_IBP: {median(ratios):.1f} (over {len(ratios)} sentences)")
-    else:  # the search stops at 1e-9: IBP proved nothing above it on any sentence
+        print(f"median ratio eps*_zonotope / eps*_IBP: {median(ratios):.3g} (over {len(ratios)} sentences)")
+    else:  # the search goes down to the float64 floor: IBP proved nothing at all
         print(
-            "median ratio eps*_zonotope / eps*_IBP: unbounded (IBP verified no eps >= 1e-9 on any sentence)"
+            "median ratio eps*_zonotope / eps*_IBP: unbounded (IBP verified no eps >= 2.2e-308 on any sentence)"
         )
     pure = []
     for r, example in list(zip(records, sentences, strict=True))[: args.pure]:
