@@ -70,6 +70,7 @@ def seed_entry(block: AuditBlock, f: dict[str, Any]) -> dict[str, Any]:
         "raw_upper": f["upper"],
         "nested_lower": n_lo,
         "nested_upper": n_hi,
+        "nested_resets": f.get("nested_resets", 0),
         "invalid": f.get("invalid", 0),
         "cases": f.get("cases", f["queries"]),
     }
