@@ -66,3 +66,26 @@ def test_dictionary_marks_bare_body_adjectives_only():
     assert "blonde" not in adjectives  # also a noun ("the blonde")
     assert d.person_only("gender") == {"angry", "hysterical", "cute"}  # the authors' adjective pairs
     assert not d.person_only("race")
+
+
+def test_a_long_text_is_parsed_sentence_by_sentence_with_the_same_decisions(nlp):
+    """Issue 17: a long single-line text is never parsed whole (a 50 MB text took GBs); only the
+    sentences that hold a candidate adjective are parsed, and the decisions match the short text's."""
+    from fairprobe.text import person
+
+    d = load_dictionary()
+    unit = "The actress was beautiful but the film was short. Nothing else happens here at all. "
+    text = unit * (person.WHOLE_TEXT_CHARS // len(unit) + 5)
+    assert len(text) > person.WHOLE_TEXT_CHARS
+    lengths: list[int] = []
+
+    def spy(t):  # the real parser, recording how much text each call gets
+        lengths.append(len(t))
+        return nlp(t)
+
+    skip = non_person_spans(text, d, ["body"], spy)
+    assert max(lengths) <= len("The actress was beautiful but the film was short.")
+    assert len(lengths) == text.count("The actress")  # sentences without a candidate are not parsed
+    short = non_person_spans(unit, d, ["body"], nlp)
+    assert {text[s:e] for s, e in skip} == {unit[s:e] for s, e in short} == {"short"}
+    assert len(skip) == text.count("short")

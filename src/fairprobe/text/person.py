@@ -100,12 +100,45 @@ def non_person_spans(
                 candidates.extend(spans)
     if not candidates:
         return frozenset()
-    doc = nlp(text)
     nouns = _person_nouns(dictionary)
     skip = set()
-    for start, end in candidates:
-        span = doc.char_span(start, end, alignment_mode="expand")
-        root = span.root if span is not None and len(span) else None
-        if root is None or not describes_person(root, nouns):
-            skip.add((start, end))
+    for offset, doc, spans in _parsed_windows(text, sorted(candidates), nlp):
+        for start, end in spans:
+            span = doc.char_span(start - offset, end - offset, alignment_mode="expand")
+            root = span.root if span is not None and len(span) else None
+            if root is None or not describes_person(root, nouns):
+                skip.add((start, end))
     return frozenset(skip)
+
+
+WHOLE_TEXT_CHARS = 20_000
+"""Texts up to this length are parsed whole; longer ones sentence by sentence (issue 17: parsing a
+50 MB single-line text at once took GBs), and only the sentences holding a candidate."""
+
+
+def _parsed_windows(
+    text: str, candidates: list[tuple[int, int]], nlp: Any
+) -> list[tuple[int, Any, list[tuple[int, int]]]]:
+    """``(offset, parsed doc, candidate spans)`` per parsed window of ``text``."""
+    if len(text) <= WHOLE_TEXT_CHARS:
+        return [(0, nlp(text), candidates)]
+    from fairprobe.text.sentences import sentence_spans
+
+    windows: list[tuple[int, Any, list[tuple[int, int]]]] = []
+    leftover: list[tuple[int, int]] = []
+    i = 0
+    for s, e in sentence_spans(text):
+        while i < len(candidates) and candidates[i][0] < s:
+            leftover.append(candidates[i])
+            i += 1
+        inside = []
+        while i < len(candidates) and candidates[i][1] <= e:
+            inside.append(candidates[i])
+            i += 1
+        if inside:
+            windows.append((s, nlp(text[s:e]), inside))
+    # A candidate across a sentence boundary (none in practice) is parsed with its own context.
+    for start, end in leftover + candidates[i:]:
+        lo = max(0, start - 200)
+        windows.append((lo, nlp(text[lo : end + 200]), [(start, end)]))
+    return windows
