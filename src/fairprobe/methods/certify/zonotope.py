@@ -48,23 +48,42 @@ def abs_sum(g: torch.Tensor, chunk: int = 256) -> torch.Tensor:
 
 
 def _bilinear_generators(
-    gx: torch.Tensor,
-    gy: torch.Tensor,
-    x_term,
-    y_term,  # type: ignore[no-untyped-def]
-) -> torch.Tensor:
-    """``pad(x_term(gx)) + pad(y_term(gy))`` over the shared noise symbols, written into one tensor
-    (the longer term's), the shorter added in place to its leading rows — the same values as
-    padding both with zero rows and adding, without the copies."""
+    gx: torch.Tensor, gy: torch.Tensor, x_term, y_term, x_acc, y_acc, shape
+) -> torch.Tensor:  # type: ignore[no-untyped-def]
+    """``pad(x_term(gx)) + pad(y_term(gy))`` over the shared noise symbols, of shape (k, *shape):
+    the longer term is computed, and the shorter one accumulated in place into its leading rows
+    (``x_acc(out, gx)`` / ``y_acc(out, gy)``) — the same values as padding both with zero rows and
+    adding, without the copies and temporaries (issue 20)."""
     if gx.shape[0] >= gy.shape[0]:
-        g = x_term(gx)
-        if gy.shape[0]:
-            g[: gy.shape[0]] += y_term(gy)
+        g, rest, acc = x_term(gx), gy, y_acc
     else:
-        g = y_term(gy)
-        if gx.shape[0]:
-            g[: gx.shape[0]] += x_term(gx)
+        g, rest, acc = y_term(gy), gx, x_acc
+    if tuple(g.shape[1:]) != tuple(shape):  # broadcast against the other factor
+        g = g.expand(g.shape[0], *shape)
+    g = g.contiguous()  # a fresh tensor (every term is computed anew); expanded ones are copied
+    if rest.shape[0]:
+        acc(g[: rest.shape[0]], rest)
     return g
+
+
+def _matmul_acc(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
+    """``out += a @ b`` in place, ``out`` of shape (k, ..., n, m) and contiguous; ``a`` or ``b``
+    broadcast over the generator axis. When the broadcast factor is smaller than ``out`` per
+    generator (``Q K^T``: a (h, n, 4) matrix against (k, h, 4, n)) one fused ``baddbmm`` does it;
+    otherwise the product is formed by einsum and added."""
+    import torch
+
+    n, m = out.shape[-2:]
+    d = a.shape[-1]
+    lead = out.shape[:-2]
+    if d <= m:
+        a2 = a.expand(*lead, n, d).reshape(-1, n, d)
+        b2 = b.expand(*lead, d, m).reshape(-1, d, m)
+        out.view(-1, n, m).baddbmm_(a2, b2)
+    elif a.dim() < out.dim():
+        out += torch.einsum("...nd,k...dm->k...nm", a, b)
+    else:
+        out += a @ b
 
 
 def _pad(g: torch.Tensor, k: int) -> torch.Tensor:
@@ -213,9 +232,15 @@ class Zono:
     def mul(self, other: Zono) -> Zono:
         """Element-wise product (broadcasting): exact linear part, radius product for the rest."""
         c = self.c * other.c
-        g = _bilinear_generators(self.g, other.g, lambda gx: gx * other.c, lambda gy: self.c * gy)
-        if g.shape[1:] != c.shape:  # both factors broadcast against each other's generators
-            g = g.expand(g.shape[0], *c.shape).clone()
+        g = _bilinear_generators(
+            self.g,
+            other.g,
+            lambda gx: gx * other.c,
+            lambda gy: self.c * gy,
+            lambda out, gx: out.addcmul_(gx, other.c),
+            lambda out, gy: out.addcmul_(gy, self.c),
+            c.shape,
+        )
         r = self.c.abs() * other.r + self.r * other.c.abs() + self.radius() * other.radius()
         return Zono(c, g, r.expand_as(c).clone() if r.shape != c.shape else r)
 
@@ -231,6 +256,9 @@ class Zono:
             other.g,
             lambda gx: gx @ other.c,
             lambda gy: torch.einsum("...nm,k...md->k...nd", self.c, gy),
+            lambda out, gx: _matmul_acc(out, gx, other.c),
+            lambda out, gy: _matmul_acc(out, self.c, gy),
+            c.shape,
         )
         r = self.c.abs() @ other.r + self.r @ other.c.abs() + self.radius() @ other.radius()
         return Zono(c, g, r)
