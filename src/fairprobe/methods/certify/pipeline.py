@@ -59,7 +59,7 @@ def _check_model(ctx: RunContext, variant: str, loaded: LoadedModel) -> None:
     ctx.store.set_state(key, loaded.hash)
 
 
-def _certify_or_invalid(
+def certify_or_invalid(
     loaded: LoadedModel, example: Example, subs: Substitutes, settings: VerifierSettings
 ) -> dict[str, Any]:
     """The certificate, or an *invalid* record when the verifier cannot finish the sentence.
@@ -72,7 +72,11 @@ def _certify_or_invalid(
 
     try:
         return certify(loaded, example, subs, settings)
-    except (MemoryError, torch.OutOfMemoryError) as exc:
+    except (MemoryError, torch.OutOfMemoryError, RuntimeError) as exc:
+        # torch reports a failed CPU allocation as a plain RuntimeError ("DefaultCPUAllocator:
+        # can't allocate memory"); any other RuntimeError is a bug and propagates
+        if type(exc) is RuntimeError and "can't allocate memory" not in str(exc):
+            raise
         return {
             "id": example.id,
             "model_hash": loaded.hash,
@@ -124,7 +128,7 @@ def execute(block: CertifyBlock, ctx: RunContext) -> None:
         )
         with ctx.progress(f"certificates ({variant})", len(todo)) as bar:
             for example in todo:
-                record: dict[str, Any] = _certify_or_invalid(loaded, example, subs, settings)
+                record: dict[str, Any] = certify_or_invalid(loaded, example, subs, settings)
                 record.update(
                     id=f"{variant}:{example.id}",
                     sentence_id=example.id,
