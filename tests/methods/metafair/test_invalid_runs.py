@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from ..test_hinter_invalid import GIBBERISH as HINTER_GIBBERISH
+
 MODEL = """
 def chat(conversations):
     out = []
@@ -19,10 +21,8 @@ def chat(conversations):
     return out
 """
 
-GIBBERISH = """
-def judge(conversations):
-    return ["blah blah, no verdict here" for _ in conversations]
-"""
+# A judge that never returns a verdict: the gibberish model of the HInter invalid-run test.
+GIBBERISH = HINTER_GIBBERISH + "\njudge = chat\n"
 
 RUBRIC_READER = """
 import json
