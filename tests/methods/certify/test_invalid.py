@@ -41,3 +41,24 @@ def test_out_of_memory_gives_an_invalid_record(tiny_model):
     record.update(id="main:long", sentence_id="long", variant="main")
     m = analyse(CertifyBlock(model=str(tiny_model)), [record], seed=0).metrics
     assert (m["cases"], m["invalid"], m["invalid_rate"], m["fairness_score"]) == (1, 1, 1.0, None)
+    # ... and a run whose every sentence is invalid is inconclusive, whatever the thresholds say.
+    from fairprobe.spec import Threshold
+    from fairprobe.verdict import decide
+
+    verdict = decide(m, [Threshold.parse("fairness_score<0.5")])
+    assert verdict.verdict == "inconclusive" and not verdict.passed
+
+
+def test_sentences_without_a_sensitive_word_never_pass(cli, tiny_model, tmp_path):
+    """Issue 16 through the CLI: a data file none of whose sentences has a word to substitute
+    would certify nothing; it never passes."""
+    (tmp_path / "plain.csv").write_text(
+        "text,label\n" + "".join(f"the weather was calm on day {i},0\n" for i in range(6))
+    )
+    r = cli(
+        "certify", "verify", "--model", str(tiny_model), "--data", "plain.csv", "--n", "4",
+        "--steps", "2", "--no-baseline", "--out", "run", "--fail-on", "fairness_score<0.5",
+    )  # fmt: skip
+    # Refused before any run folder work: an input error (exit 2) with one line naming the problem.
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and "no sentence of the data holds a sensitive word" in r.stderr
