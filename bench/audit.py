@@ -1,34 +1,31 @@
-"""Benchmark: BAFA vs stratified sampling on the Adult case-A black box (issue 7 §8; bafa.txt Table 1).
+"""Benchmark: BAFA vs stratified sampling on the Adult case-study black boxes (issues 7 and 18; bafa.txt Table 1).
 
-For each of ``--seeds`` seeds, audits the case-A black box (ΔAUC ≈ 0.14) on a seeded pool with
-``bafa`` (C-ERM bounds + disagreement selection, stopping at half-width ≤ ε) and with
-``stratified`` sampling (empirical ΔAUC). A BAFA run that stopped keeps its final estimate for the
-rest of the budget (the auditor has stopped querying). Prints queries to ε = 0.02 (App. A.5.1:
-first budget ≥ 36 where the mean error over seeds is ≤ ε) for both and their ratio, and the
-coverage of the BAFA intervals (share of rounds whose interval holds the true ΔAUC).
+For ``--seeds`` seeds from ``--seed-start`` (default 100: held out, the defaults were tuned on
+seeds 0–19), audits the case-A (ΔAUC ≈ 0.14) or case-B (``--case b``, ≈ 0.03) black box on a
+seeded pool with ``stratified`` sampling (empirical ΔAUC) and with ``bafa`` (C-ERM interval +
+disagreement selection, stopping at half-width ≤ ε). Prints, per BAFA seed, its stop, error and how
+many rounds' raw and nested intervals hold the true ΔAUC, with running figures; then queries to
+ε = 0.02 (App. A.5.1: first budget ≥ 36 where the mean error over seeds is ≤ ε; a seed that stopped
+keeps its final error) for both and their ratio, error at 250 and AUEC@1000 over the seeds that
+reached those budgets, and the coverage of the raw and nested intervals.
 
 The stratified baseline keeps querying past ``--budget`` up to ``--baseline-budget`` (default: the
 whole pool, where its error is 0), so its queries to ε are measured rather than bounded below by the
-budget. The paper's 41× on case A (§4) likewise needs a stratified run past 1,000 queries: queries to
-ε count from 36, so stratified took at least 36 × 41 ≈ 1,480. Its error at 250 and AUEC are still
-taken over the first 1,000 queries.
+budget. The paper's 41× on case A (§4) likewise needs a stratified run past 1,000 queries.
 
-    python bench/audit.py                  # 20 seeds, pool 2,000, budget 1,000, 2 processes (28 min)
-    python bench/audit.py --cerm-steps 200 --match-weight 2
-                                           # last session's settings (Table 7's α = 2.0)
-    python bench/audit.py --cerm-steps 60 --dual-lr 0.5 --refits 0 --group-weight 0 --match-weight 2
-                                           # the first design: the two Cooper solves alone
+    python bench/audit.py --case a --seeds 10   # held-out seeds 100-109 (about 1 h on a loaded 2-core box)
+    python bench/audit.py --case b --seeds 10
+    python bench/audit.py --seed-start 0        # the tuning seeds 0-19
 
-Defaults (measured, see the CHANGELOG): surrogate MLP (hidden 64) correcting a kernel-ridge base on
-hashed n-grams with a per-group kernel part (``--group-weight 10``), 600 Cooper steps per bound
-with multiplier rate 0.1, 16 bootstrap refits as extra version-space members, and no
-(group, label) distribution-matching weights in the selector (``--match-weight 0``; Table 7: 2.0);
-BAFA scores a sample of M = 1,000 unqueried points per round (Table 7).
+Defaults = the audit's defaults (measured, see the CHANGELOG): surrogate MLP (hidden 64) correcting a
+kernel-ridge base on hashed n-grams with a per-group kernel part (``--group-weight 10``), 600 Cooper
+steps per bound with multiplier rate 0.1, 16 bootstrap refits, no (group, label) matching weights
+(``--match-weight 0``; Table 7: 2.0), M = 1,000 candidates per round (Table 7).
 
-Measured with these defaults on 2 cores: BAFA reaches mean error ≤ 0.02 after 308 queries,
-stratified after 1,588 (5.2×); 97.8% of BAFA's 684 rounds hold the true ΔAUC; every seed stops at
-half-width ≤ 0.02 after 468–628 queries. With ``--pool-size 5000`` (42 min): 308 against 2,180
-(7.1×), 97.4% of 718 rounds.
+Measured on held-out seeds 100–109 (pool 2,000, budget 1,000, ε = 0.02): case A, BAFA 324 queries
+against stratified 1,396 (4.3×), raw intervals hold the true ΔAUC in 96.6% of 324 rounds (nested:
+78.7%); case B, 244 against 836 (3.4×), 99.3% of 296 rounds (nested 96.6%). On the tuning seeds
+0–19, case A gave 308 against 1,588 (5.2×) and 97.8% of 684 rounds.
 """
 
 from __future__ import annotations
