@@ -116,7 +116,9 @@ def test_nested_headline_and_estimate_inside_it() -> None:
 def test_invalid_cases_and_invalid_rate() -> None:
     findings = [_final(0, 0.0, 0.1, invalid=3, queries=100), _final(1, 0.0, 0.1, invalid=1, queries=60)]
     m = analyse(AuditBlock(**BASE), findings, 0).metrics
-    assert (m["invalid"], m["cases"]) == (4, 160) and m["invalid_rate"] == pytest.approx(4 / 160)
+    assert (m["invalid"], m["cases"], m["tested"]) == (4, 160, 160) and m["invalid_rate"] == pytest.approx(
+        4 / 160
+    )
     assert m["seeds"]["0"]["invalid"] == 3
     empty = analyse(AuditBlock(**BASE), [], 0).metrics
     assert (empty["invalid"], empty["cases"], empty["invalid_rate"]) == (0, 0, None)

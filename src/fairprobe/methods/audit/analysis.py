@@ -132,7 +132,10 @@ def analyse(block: AuditBlock, findings: list[dict[str, Any]], seed: int) -> Ana
     per = list(entries.values())
     cases = sum(e["cases"] for e in per)
     invalid = sum(e["invalid"] for e in per)
-    metrics.update(invalid=invalid, cases=cases, invalid_rate=invalid / cases if cases else None)
+    # ``tested`` is the same count under the name the shared verdict code reads.
+    metrics.update(
+        invalid=invalid, cases=cases, tested=cases, invalid_rate=invalid / cases if cases else None
+    )
     # Every headline key is present; None means "no data" (no seed yet, or no true gap known).
     for key in HEADLINE:
         metrics[key] = None
