@@ -157,8 +157,11 @@ def test_text_over_the_size_limit_is_refused_with_bounded_memory(tmp_path):
     (tmp_path / "kw.py").write_text("def classify(texts):\n    return ['POS' for t in texts]\n")
     (tmp_path / "spec.yaml").write_text("hinter:\n  model: py:kw:classify\n  data: big.csv\n")
     code = (
-        "import atexit, resource, sys\n"
-        "atexit.register(lambda: print('MAXRSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr))\n"
+        # VmHWM is this process's own peak; ru_maxrss would carry over the (large) peak of the
+        # pytest process that forked it, since Linux keeps the high-water mark across exec.
+        "import atexit, sys\n"
+        "hwm = lambda: next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
+        "atexit.register(lambda: print('MAXRSS', hwm(), file=sys.stderr))\n"
         "from fairprobe.cli import main\n"
         "sys.argv = ['fairprobe', 'run', 'spec.yaml', '--out', 'runs']\n"
         "main()\n"
