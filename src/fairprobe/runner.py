@@ -240,16 +240,13 @@ def check_thresholds(technique: Any, spec: BlockSpec, thresholds: list[Threshold
 
 
 def _metric_may_exist(metrics: Any, path: str) -> bool:
-    node, rest = metrics, path
-    while rest:
-        if not isinstance(node, dict):
-            return False
-        if not node:
-            return True  # keyed by data (e.g. groups): unknown until the run
-        match = max((k for k in node if rest == k or rest.startswith(f"{k}.")), key=len, default=None)
-        if match is None:
-            return False
-        node, rest = node[match], rest[len(match) + 1 :]
+    """Whether ``path`` names a metric, or leads into a dict that is empty without data (keyed by
+    groups, pairs, ... that only the run will know)."""
+    from fairprobe.spec import walk_metric
+
+    node, rest = walk_metric(metrics, path)
+    if rest:
+        return isinstance(node, dict) and not node
     return not isinstance(node, dict)
 
 

@@ -71,30 +71,35 @@ class Threshold:
         return bool(_OPS[self.op](actual, self.value))
 
 
-def lookup_metric(metrics: dict[str, Any], path: str) -> float | None:
-    """Value of a dotted ``path`` in nested ``metrics`` (keys may themselves contain dots or '+').
-
-    ``None`` means the metric exists but has no data (a rate over zero cases)."""
+def walk_metric(metrics: dict[str, Any], path: str) -> tuple[Any, str]:
+    """Follow a dotted ``path`` into nested ``metrics`` as far as it goes: ``(node, rest)``, with
+    ``rest == ""`` when the whole path was found. At each level the longest key that prefixes the
+    remaining path wins, so keys may themselves contain dots or '+' ("race+gender")."""
     node: Any = metrics
     rest = path
-    while rest:
-        if not isinstance(node, dict):
-            break
-        # Longest key that prefixes the remaining path, so keys like "race+gender" work.
+    while rest and isinstance(node, dict):
         match = max((k for k in node if rest == k or rest.startswith(k + ".")), key=len, default=None)
         if match is None:
             break
         node = node[match]
         rest = rest[len(match) + 1 :]
-    else:
-        if node is None:
-            return None
-        if isinstance(node, bool) or not isinstance(node, int | float):
-            raise SpecError(f"threshold metric {path!r} is not a number in this technique's metrics")
-        return float(node)
-    raise SpecError(
-        f"threshold metric {path!r} not found; available: {', '.join(flatten_metric_paths(metrics))}"
-    )
+    return node, rest
+
+
+def lookup_metric(metrics: dict[str, Any], path: str) -> float | None:
+    """Value of a dotted ``path`` in nested ``metrics`` (see :func:`walk_metric`).
+
+    ``None`` means the metric exists but has no data (a rate over zero cases)."""
+    node, rest = walk_metric(metrics, path)
+    if rest:
+        raise SpecError(
+            f"threshold metric {path!r} not found; available: {', '.join(flatten_metric_paths(metrics))}"
+        )
+    if node is None:
+        return None
+    if isinstance(node, bool) or not isinstance(node, int | float):
+        raise SpecError(f"threshold metric {path!r} is not a number in this technique's metrics")
+    return float(node)
 
 
 def flatten_metric_paths(metrics: dict[str, Any], prefix: str = "") -> list[str]:

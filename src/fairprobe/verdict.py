@@ -98,7 +98,6 @@ def decide(
     technique derives from its own test cases (listed in the summary with that source).
     """
     results: dict[str, dict[str, Any]] = {}
-    reasons: list[str] = []
     for t in thresholds:
         results[str(t)] = check_threshold(metrics, t, allow_empty=allow_empty)
     for t, source in implied or []:
@@ -115,25 +114,20 @@ def decide(
         )
     if isinstance(invalid_rate, int | float) and not isinstance(invalid_rate, bool):
         rule = Threshold("invalid_rate", ">=", max_invalid_rate)
-        ok = invalid_rate < max_invalid_rate
-        results[str(rule)] = {
-            "metric": "invalid_rate",
-            "op": ">=",
-            "value": max_invalid_rate,
-            "actual": invalid_rate,
-            "passed": ok,
-            "source": "default: inconclusive when invalid_rate >= max_invalid_rate",
-        }
-        if not ok:
-            reason = (
-                f"{metrics.get('invalid')} of {tested} tested cases ({invalid_rate:.0%}) had an INVALID answer "
-                f"(unparsable, refused or failed), at or above max_invalid_rate {max_invalid_rate:g}; "
-                "fix the prompt/parser or the model, or raise max_invalid_rate"
-            )
-            results[str(rule)]["reason"] = reason
+        ok = not rule.fails(invalid_rate)
+        reason = (
+            ""
+            if ok
+            else f"{metrics.get('invalid')} of {tested} tested cases ({invalid_rate:.0%}) had an INVALID "
+            f"answer (unparsable, refused or failed), at or above max_invalid_rate {max_invalid_rate:g}; "
+            "fix the prompt/parser or the model, or raise max_invalid_rate"
+        )
+        source = "default: inconclusive when invalid_rate >= max_invalid_rate"
+        results[str(rule)] = _result(rule, invalid_rate, ok, source, reason)
+        if reason:
             inconclusive.append(reason)
     if inconclusive:
         return Verdict(INCONCLUSIVE, results, inconclusive + failed)
     if failed:
         return Verdict(FAIL, results, failed)
-    return Verdict(PASS, results, reasons)
+    return Verdict(PASS, results)
