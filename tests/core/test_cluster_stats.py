@@ -2,8 +2,7 @@
 
 import numpy as np
 
-from fairprobe.cluster_stats import cluster_bootstrap_ci, cluster_rate_fields, cluster_rate_with_ci
-from fairprobe.stats import proportion_ci
+from fairprobe.stats import cluster_bootstrap_ci, cluster_rate_fields, cluster_rate_with_ci, proportion_ci
 
 
 def test_concentrated_successes_widen_the_interval():

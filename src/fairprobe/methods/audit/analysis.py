@@ -38,7 +38,7 @@ from fairprobe.methods.audit.evaluate import STOPPED_EARLY, Trajectories, summar
 from fairprobe.methods.audit.metrics import METRIC_NAMES
 from fairprobe.methods.audit.selection import CERM, ORACLE
 from fairprobe.report.sections import Analysis, Group, Paragraph, Table
-from fairprobe.stats import rate_with_ci
+from fairprobe.stats import invalid_fields, rate_with_ci
 
 
 def _r(value: float | None, digits: int = 4) -> float | None:
@@ -132,10 +132,8 @@ def analyse(block: AuditBlock, findings: list[dict[str, Any]], seed: int) -> Ana
     per = list(entries.values())
     cases = sum(e["cases"] for e in per)
     invalid = sum(e["invalid"] for e in per)
-    # ``tested`` is the same count under the name the shared verdict code reads.
-    metrics.update(
-        invalid=invalid, cases=cases, tested=cases, invalid_rate=invalid / cases if cases else None
-    )
+    # ``tested`` (the same count as ``cases``) is the name the shared verdict code reads.
+    metrics.update(cases=cases, **invalid_fields(invalid, cases))
     # Every headline key is present; None means "no data" (no seed yet, or no true gap known).
     for key in HEADLINE:
         metrics[key] = None

@@ -23,7 +23,7 @@ from typing import Any
 
 from fairprobe.methods.certify.block import CertifyBlock
 from fairprobe.report.sections import Analysis, Group, Paragraph, RadarChart, Table
-from fairprobe.stats import rate_with_ci
+from fairprobe.stats import invalid_fields, rate_with_ci
 
 
 def _valid(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -46,9 +46,7 @@ def _variant_metrics(findings: list[dict[str, Any]], seed: int) -> dict[str, Any
     finite = [t for t in words.values() if t != float("inf")]
     out: dict[str, Any] = {
         "cases": cases,
-        "tested": cases,
-        "invalid": invalid,
-        "invalid_rate": invalid / cases if cases else None,
+        **invalid_fields(invalid, cases),
         "fairness_score": score,
         "fairness_score_ci": ci,
         "accuracy": next(

@@ -29,7 +29,7 @@ Definitions (denominators stated, since the paper leaves some implicit):
 - ``false_positives`` — with ``score_discarded``: discarded mutants whose output changed (RQ3.2).
 
 Intervals: every mutant-level rate has a 95% **cluster** bootstrap interval that resamples
-originals (:mod:`fairprobe.cluster_stats`): mutants of one original are correlated, so resampling
+originals (:func:`fairprobe.stats.cluster_bootstrap_ci`): mutants of one original are correlated, so resampling
 mutants would understate the uncertainty. Originals-level rates use the ordinary bootstrap (each
 original is its own cluster). Every rate over zero cases is ``None`` ("no data"). Seeded by the
 spec's seed.
@@ -43,14 +43,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fairprobe.cluster_stats import cluster_rate_with_ci
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.cases import attribute_combinations
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA
 from fairprobe.methods.hinter.views import combo_key, groups, sections
 from fairprobe.report.sections import Analysis
 from fairprobe.shards import FindingsTable
-from fairprobe.stats import invalid_fields, rate_with_ci
+from fairprobe.stats import cluster_rate_with_ci, invalid_fields, rate_fields
 
 _COLUMNS = [
     "kind",
@@ -159,18 +158,15 @@ def _cluster_rate(
     with ``name_ci``, ``name_n`` and ``name_invalid`` (valid findings in ``mask``'s population whose
     answer was INVALID)."""
     sel = mask & c.judged
-    value, ci = cluster_rate_with_ci(flags[sel], c.original[sel], seed=seed)
-    target[name] = value
-    target[f"{name}_ci"] = ci
-    target[f"{name}_n"] = int(sel.sum())
+    target.update(_cluster_fields(name, flags[sel], c.original[sel], seed))
     target[f"{name}_invalid"] = int((mask & c.invalid).sum())
 
 
-def _rate(target: dict[str, Any], name: str, flags: np.ndarray, seed: int) -> None:
-    value, ci = rate_with_ci(flags, seed=seed)
-    target[name] = value
-    target[f"{name}_ci"] = ci
-    target[f"{name}_n"] = int(len(flags))
+def _cluster_fields(name: str, flags: np.ndarray, originals: np.ndarray, seed: int) -> dict[str, Any]:
+    """``{name, name_ci, name_n}``: the share of ``flags``, its interval by original (cluster
+    bootstrap) and the number of findings it is over."""
+    value, ci = cluster_rate_with_ci(flags, originals, seed=seed)
+    return {name: value, f"{name}_ci": ci, f"{name}_n": int(len(flags))}
 
 
 def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], seed: int) -> Analysis:
@@ -193,7 +189,7 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
             "judged": int((mask & c.judged).sum()),
             "invalid": int((mask & c.invalid).sum()),
         }
-        _rate(metrics["originals_with_bias"], k, c.any_biased(mask & c.judged), seed)
+        metrics["originals_with_bias"].update(rate_fields(k, c.any_biased(mask & c.judged), seed=seed))
     er["by_attribute"] = {}
     for attr in block.attributes:
         _cluster_rate(er["by_attribute"], attr, c, c.atomic & c.of_combo(attr), c.biased, seed)
@@ -229,8 +225,7 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
         for k, mask in kinds.items():
             discarded = mask & ~c.valid
             fp[k] = int((discarded & c.false_positive).sum())
-            value, ci = cluster_rate_with_ci(c.false_positive[discarded], c.original[discarded], seed=seed)
-            fp[f"{k}_rate"], fp[f"{k}_rate_ci"], fp[f"{k}_rate_n"] = value, ci, int(discarded.sum())
+            fp.update(_cluster_fields(f"{k}_rate", c.false_positive[discarded], c.original[discarded], seed))
         metrics["false_positives"] = fp
     if block.fluency or block.grammar_server:
         metrics["fluency"] = _fluency(findings)
@@ -265,8 +260,7 @@ def _rq4_1(c: _Columns, seed: int) -> dict[str, Any]:
         ("intersectional_without_atomic", without, inter_orig),
         ("atomic_with_intersectional", matched, atomic_orig),
     ):
-        value, ci = cluster_rate_with_ci(flags, origs, seed=seed)
-        out[name], out[f"{name}_ci"], out[f"{name}_n"] = value, ci, int(len(flags))
+        out.update(_cluster_fields(name, flags, origs, seed))
     return out
 
 
