@@ -264,10 +264,6 @@ def check_out(value: Any, source: str) -> None:
         )
 
 
-EXECUTION_OPTIONS = ("timeout", "retries", "concurrency", "backoff", "max_backoff")
-"""Model-URI query options that never change answers (see :mod:`fairprobe.models.uri`)."""
-
-
 def _without_execution_options(value: Any) -> Any:
     """A model URI's execution options (``?timeout=..&retries=..``) never change findings: they are
     left out of the resume check, so raising a timeout resumes the same run."""
@@ -275,7 +271,7 @@ def _without_execution_options(value: Any) -> Any:
         return [_without_execution_options(v) for v in value]
     if not (isinstance(value, str) and "?" in value and value.startswith(("openai", "gguf:", "hf:"))):
         return value
-    from fairprobe.models.uri import split_query
+    from fairprobe.models.uri import EXECUTION_OPTIONS, split_query
 
     rest, options = split_query(value)
     kept = {k: v for k, v in options.items() if k not in EXECUTION_OPTIONS}

@@ -73,6 +73,11 @@ def _option_value(text: str) -> Any:
     return text
 
 
+EXECUTION_OPTIONS = ("timeout", "retries", "concurrency", "backoff", "max_backoff")
+"""URI query options that never change answers: left out of the resume check
+(:meth:`fairprobe.spec.BlockSpec.resolved_hash`) and of the fingerprint."""
+
+
 def split_query(uri: str) -> tuple[str, dict[str, Any]]:
     """``"openai+http://h/v1?timeout=5#m"`` -> ``("openai+http://h/v1#m", {"timeout": 5})``.
 
@@ -216,11 +221,16 @@ def _build(u: ModelURI, kind: Kind, options: dict[str, Any]) -> Any:
     return load_embedded(u.target, **options)
 
 
+def _parse_with_options(uri: str, options: dict[str, Any]) -> tuple[ModelURI, dict[str, Any]]:
+    """The parsed URI and its backend options: the URI's ``?query`` under the loader's ``options``
+    (options given in Python win)."""
+    rest, query = split_query(uri)
+    return parse_uri(rest), {**query, **options}
+
+
 def load_model(uri: str, **options: Any) -> Classifier | ChatModel:
     """Load whatever ``uri`` naturally is: a :class:`Classifier` or a :class:`ChatModel`."""
-    uri, query = split_query(uri)
-    options = {**query, **options}
-    u = parse_uri(uri)
+    u, options = _parse_with_options(uri, options)
     return _build(u, model_kind(u), options)
 
 
@@ -230,9 +240,7 @@ def load_classifier(uri: str, **options: Any) -> Classifier:
     A chat-model URI needs ``task=ClassificationTask(...)``: it is then wrapped in an
     :class:`~fairprobe.models.llm_classifier.LLMClassifier`.
     """
-    uri, query = split_query(uri)
-    options = {**query, **options}
-    u = parse_uri(uri)
+    u, options = _parse_with_options(uri, options)
     task = options.pop("task", None)
     kind = model_kind(u)
     if kind == "chat":
@@ -250,9 +258,7 @@ def load_classifier(uri: str, **options: Any) -> Classifier:
 
 def load_chat(uri: str, **options: Any) -> ChatModel:
     """Load a :class:`ChatModel`; options are backend options (``concurrency``, ``timeout``, ...)."""
-    uri, query = split_query(uri)
-    options = {**query, **options}
-    u = parse_uri(uri)
+    u, options = _parse_with_options(uri, options)
     if model_kind(u) != "chat":
         raise ModelError(
             f"{u} is a classifier, not a chat model; use a chat model URI such as embedded:smollm2"
