@@ -33,21 +33,28 @@ def package_file(package: str, rel: str, source: str) -> Path:
 
 
 TEXT_SUFFIXES = frozenset(
-    ".csv .tsv .jsonl .ndjson .json .yaml .yml .txt .md .tsv .cfg .ini .toml .xml .html".split()
+    ".csv .tsv .jsonl .ndjson .json .yaml .yml .txt .md .cfg .ini .toml .xml .html".split()
 )
 """Input files checked to be UTF-8 text (others, e.g. Parquet, are only hashed)."""
 
 
-def not_utf8(path: Path, exc: UnicodeDecodeError, data: bytes | None = None) -> DataError:
-    """The one-line error for a file with bytes that are not UTF-8: where, which byte, how to fix."""
-    where = ""
-    if data is not None:
+def not_utf8(
+    path: Path,
+    exc: UnicodeDecodeError,
+    data: bytes | None = None,
+    *,
+    line: int | None = None,
+    what: str | None = None,
+) -> DataError:
+    """The one-line error for a file with bytes that are not UTF-8: where, which byte, how to fix.
+    The line is counted in ``data`` (the whole file) unless given; ``what`` names the input."""
+    if line is None and data is not None:
         line = data.count(b"\n", 0, exc.start) + 1
-        where = f" at line {line}"
+    where = f" at line {line}" if line is not None else ""
     bad = exc.object[exc.start : exc.start + 1].hex() if exc.object else "?"
     return DataError(
-        f"{path} is not UTF-8 text (byte 0x{bad}{where}); re-save it as UTF-8, e.g. "
-        f"`iconv -f latin1 -t utf-8 {path} > fixed{path.suffix}`"
+        f"{what + ': ' if what else ''}{path} is not UTF-8 text (byte 0x{bad}{where}); re-save it as "
+        f"UTF-8, e.g. `iconv -f latin1 -t utf-8 {path} > fixed{path.suffix}`"
     )
 
 
@@ -96,11 +103,7 @@ def _hash_and_check(path: Path, what: str) -> str:
                         decoder.decode(block)
                     except UnicodeDecodeError as exc:
                         line = lines + block.count(b"\n", 0, exc.start) + 1
-                        raise DataError(
-                            f"{what}: {path} is not UTF-8 text (byte 0x{block[min(exc.start, len(block) - 1)]:02x} at line "
-                            f"{line}); re-save it as UTF-8, e.g. `iconv -f latin1 -t utf-8 {path} > "
-                            f"fixed{path.suffix}`"
-                        ) from None
+                        raise not_utf8(path, exc, line=line, what=what) from None
                     lines += block.count(b"\n")
             if decoder is not None:
                 try:
