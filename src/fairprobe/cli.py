@@ -11,6 +11,7 @@ Exit codes (:mod:`fairprobe.verdict`):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from importlib.resources import files
@@ -112,9 +113,7 @@ def finish(outcomes) -> None:
 
 def with_rules(block):
     """``block`` (a :class:`~fairprobe.spec.BlockSpec`) with the root verdict options applied."""
-    for key, value in VERDICT_RULES.items():
-        setattr(block, key, value)
-    return block
+    return dataclasses.replace(block, **VERDICT_RULES)
 
 
 @app.command()
@@ -177,9 +176,7 @@ def report(run_dir: Annotated[Path, typer.Argument(help="a run folder (holds run
     """Re-render findings.jsonl, summary.json, report.html and junit.xml from run.db."""
     from fairprobe.runner import RunOutcome, render_reports
 
-    render_reports(run_dir)
-    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    finish([RunOutcome(run_dir, summary)])
+    finish([RunOutcome(run_dir, render_reports(run_dir))])
 
 
 @app.command()
@@ -233,30 +230,27 @@ def main() -> None:
         _add_technique_commands()
         app()
     except FairprobeError as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        sys.exit(exc.exit_code)
+        _stop("error", str(exc), exc.exit_code)
     except UnicodeDecodeError as exc:
         # A reader that did not go through fairprobe.readers: still one line and an input error.
-        err.print(
-            f"[red]error:[/] an input file is not UTF-8 text ({escape(str(exc))}); "
-            "save it as UTF-8 and run again",
-            highlight=False,
-            soft_wrap=True,
-        )
-        sys.exit(2)
+        _stop("error", f"an input file is not UTF-8 text ({exc}); save it as UTF-8 and run again", 2)
     except Exception as exc:  # noqa: BLE001 - a bug: one line on screen, the traceback in a file
         import tempfile
 
         from fairprobe.runner import write_error_log
 
         log = write_error_log(Path(tempfile.mkdtemp(prefix="fairprobe-error-")))
-        err.print(
-            f"[red]internal error:[/] {escape(f'{type(exc).__name__}: {exc}')}; traceback saved to "
-            f"{escape(str(log))}; please report it",
-            highlight=False,
-            soft_wrap=True,
+        _stop(
+            "internal error",
+            f"{type(exc).__name__}: {exc}; traceback saved to {log}; please report it",
+            3,
         )
-        sys.exit(3)
+
+
+def _stop(label: str, message: str, code: int) -> None:
+    """One red line on stderr (user text escaped, never read as console markup), then exit."""
+    err.print(f"[red]{label}:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover
