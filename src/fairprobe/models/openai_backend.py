@@ -119,7 +119,7 @@ class OpenAIChat:
             trust_env=host not in _LOOPBACK,
         )
         self._jitter = random.Random()
-        served = self._served_models_retried() if probe else []
+        served = self.served_models() if probe else []
         if model is None:
             if not served:
                 raise ModelError(
@@ -156,28 +156,10 @@ class OpenAIChat:
         return ModelError(f"{url} answered HTTP {code}: {snippet or '(empty body)'}; {hint}")
 
     def served_models(self) -> list[str]:
-        """Model ids from ``GET /models``; ``[]`` when the server does not say."""
-        url = f"{self.base_url}/models"
-        try:
-            response = self._client.get(url)
-        except httpx.ConnectError:
-            raise self._unreachable() from None
-        except httpx.TransportError:
-            return []
-        if response.status_code in (401, 403):
-            raise self._http_error(response, url)
-        if response.status_code != 200:
-            return []
-        try:
-            data = response.json().get("data", [])
-            return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
-        except (ValueError, AttributeError, TypeError):
-            return []
-
-    def _served_models_retried(self) -> list[str]:
-        """:meth:`served_models`, retried like a chat request on a transient failure (timeout, 429,
-        5xx), since the served id is part of the fingerprint: a flaky ``/models`` must not give the
-        same model another cache key. A server without ``/models`` (404) consistently gives ``[]``."""
+        """Model ids from ``GET /models``, retried like a chat request on a transient failure
+        (timeout, 429, 5xx), since the served id is part of the fingerprint: a flaky ``/models`` must
+        not give the same model another cache key. A server without ``/models`` (404), or one that
+        does not say, consistently gives ``[]``."""
         url = f"{self.base_url}/models"
         problem = ""
         for attempt in range(self.retries + 1):
