@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairprobe.errors import SpecError
+from fairprobe.report.sections import NO_DATA
 from fairprobe.spec import DEFAULT_MAX_INVALID_RATE, Threshold, lookup_metric
 
 PASS = "pass"
 FAIL = "fail"
 INCONCLUSIVE = "inconclusive"
-NO_DATA = "no data"
 
 
 @dataclass

@@ -10,6 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+NO_DATA = "no data"
+"""How a metric without data (``None``: a rate over zero cases) reads in reports and summaries."""
+
+
+def shown(value: float | None, fmt: str = "{:.3f}") -> str:
+    """``value`` formatted with ``fmt``, or :data:`NO_DATA` for ``None``."""
+    return NO_DATA if value is None else fmt.format(value)
+
 
 @dataclass
 class Table:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from fairprobe.report.sections import Group
+from fairprobe.report.sections import NO_DATA, Group
 
 
 def _umask() -> int:
@@ -84,7 +84,7 @@ def write_junit(path: Path, summary: dict[str, Any], groups: list[Group]) -> Non
         if not result["passed"]:
             failures += 1
             fail = ET.SubElement(case, "failure", message=result.get("reason") or f"{text} holds")
-            actual = "no data" if result["actual"] is None else result["actual"]
+            actual = NO_DATA if result["actual"] is None else result["actual"]
             fail.text = f"actual {result['metric']} = {actual}"
     # The verdict itself: an inconclusive run (no data, too many INVALID answers) fails CI too.
     verdict = summary.get("verdict", "pass" if summary.get("passed") else "fail")

@@ -11,7 +11,7 @@ from fairprobe.datasets import load_dataset
 from fairprobe.errors import DataError
 from fairprobe.models.base import INVALID
 from fairprobe.registry import Technique
-from fairprobe.report.sections import Analysis, BarChart, Group, Table
+from fairprobe.report.sections import Analysis, BarChart, Group, Table, shown
 from fairprobe.runner import RunContext
 from fairprobe.spec import BlockBase
 from fairprobe.stats import invalid_fields, rate_with_ci
@@ -101,17 +101,13 @@ def analyse(block: AccuracyBlock, findings: list[dict[str, Any]], seed: int) -> 
             ),
         ],
         groups=[
-            Group(f"label {label}", v["n"], [f"by_label.{label}"], f"recall {_show(v['recall'])}")
+            Group(f"label {label}", v["n"], [f"by_label.{label}"], f"recall {shown(v['recall'])}")
             for label, v in per_label.items()
         ]
-        + [Group("overall", len(findings), ["accuracy", "n"], f"accuracy {_show(acc)}")],
+        + [Group("overall", len(findings), ["accuracy", "n"], f"accuracy {shown(acc)}")],
         finding_columns=["id", "expected", "predicted", "correct", "text"],
         failure_field=None,
     )
-
-
-def _show(value: float | None) -> str:
-    return "no data" if value is None else f"{value:.3f}"
 
 
 EXAMPLE = """\

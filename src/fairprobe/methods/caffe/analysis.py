@@ -43,7 +43,18 @@ from fairprobe.methods.caffe.verdicts import (
     permutation_p_value,
     sweep,
 )
-from fairprobe.report.sections import Analysis, BarChart, Example, Examples, Group, Paragraph, Segment, Table
+from fairprobe.report.sections import (
+    NO_DATA,
+    Analysis,
+    BarChart,
+    Example,
+    Examples,
+    Group,
+    Paragraph,
+    Segment,
+    Table,
+    shown,
+)
 from fairprobe.stats import invalid_fields, rate_with_ci
 
 WORST = 6
@@ -203,13 +214,13 @@ def _groups(metrics: dict[str, Any]) -> list[Group]:
             f"case {c['identifier']}",
             c["pairs"],
             [f"cases.{cid}"],
-            f"{c['expected_metric']} lowest {_fmt(c['fairness_level'])} vs ≥ {c['expected_threshold']:g}: "
+            f"{c['expected_metric']} lowest {shown(c['fairness_level'])} vs ≥ {c['expected_threshold']:g}: "
             f"{_status(c['passed'])}",
         )
         for cid, c in metrics["cases"].items()
     ]
     groups += [
-        Group(f"bias {b}", e["pairs"], [f"by_bias_type.{b}"], f"ASR {_fmt(e['asr'])}")
+        Group(f"bias {b}", e["pairs"], [f"by_bias_type.{b}"], f"ASR {shown(e['asr'])}")
         for b, e in metrics["by_bias_type"].items()
     ]
     groups.append(
@@ -217,22 +228,14 @@ def _groups(metrics: dict[str, Any]) -> list[Group]:
             "overall",
             metrics["tested"],
             ["asr", "similarity", "f_bugs", "pairs", "tested", "invalid"],
-            f"ASR {_fmt(metrics['asr'])}, {metrics['invalid']} of {metrics['tested']} pairs INVALID",
+            f"ASR {shown(metrics['asr'])}, {metrics['invalid']} of {metrics['tested']} pairs INVALID",
         )
     )
     return groups
 
 
-def _fmt(x: float | None) -> str:
-    return "no data" if x is None else f"{x:.3f}"
-
-
 def _status(passed: bool | None) -> str:
-    return "no data" if passed is None else "PASS" if passed else "FAIL"
-
-
-def _pct(x: float | None) -> str:
-    return "no data" if x is None else f"{100 * x:.2f}%"
+    return NO_DATA if passed is None else "PASS" if passed else "FAIL"
 
 
 def _sections(
@@ -258,8 +261,8 @@ def _sections(
                     c["identifier"],
                     c["intent"],
                     f"{c['expected_metric']} ≥ {c['expected_threshold']:g}",
-                    _fmt(c["fairness_level"]),
-                    _fmt(c["actual_fairness_level"]),
+                    shown(c["fairness_level"]),
+                    shown(c["actual_fairness_level"]),
                     c["pairs"],
                     c["f_bugs"],
                     c["invalid"],
@@ -288,8 +291,8 @@ def _sections(
             [
                 [
                     i,
-                    _fmt(e["asr"]),
-                    *(_fmt(e["by_bias_type"][b]["asr"]) if b in e["by_bias_type"] else "–" for b in biases),
+                    shown(e["asr"]),
+                    *(shown(e["by_bias_type"][b]["asr"]) if b in e["by_bias_type"] else "–" for b in biases),
                 ]
                 for i, e in metrics["by_intent"].items()
             ],
@@ -302,11 +305,11 @@ def _sections(
             [
                 [
                     i,
-                    _pct(e["asr"]),
+                    shown(e["asr"], "{:.2%}"),
                     e["f_bugs"],
-                    _fmt(e["similarity"]["mean"]),
-                    _fmt(e["similarity"]["median"]),
-                    _fmt(e["similarity"]["std"]),
+                    shown(e["similarity"]["mean"]),
+                    shown(e["similarity"]["median"]),
+                    shown(e["similarity"]["std"]),
                 ]
                 for i, e in metrics["by_intent"].items()
             ],
@@ -320,7 +323,7 @@ def _sections(
                 [
                     m,
                     *(
-                        f"{e['sweep'][f'{t:g}']['f_bugs']} ({_pct(e['sweep'][f'{t:g}']['fail_rate'])})"
+                        f"{e['sweep'][f'{t:g}']['f_bugs']} ({shown(e['sweep'][f'{t:g}']['fail_rate'], '{:.2%}')})"
                         for t in SWEEP
                     ),
                 ]
@@ -340,13 +343,13 @@ def _sections(
                     [
                         b,
                         e["pairs"],
-                        _fmt(metrics["by_bias_type"][b]["asr"]),
-                        _fmt(e["asr"]),
-                        _fmt(e["p_value"]),
+                        shown(metrics["by_bias_type"][b]["asr"]),
+                        shown(e["asr"]),
+                        shown(e["p_value"]),
                     ]
                     for b, e in cal["by_bias_type"].items()
                 ]
-                + [["all", cal["pairs"], _fmt(metrics["asr"]), _fmt(cal["asr"]), ""]],
+                + [["all", cal["pairs"], shown(metrics["asr"]), shown(cal["asr"]), ""]],
                 caption=f"Calibrated: a pair is flagged below the α = {cal['alpha']:g} quantile of the similarity between "
                 "answers to the same prompt; p: one-sided permutation test, counterfactual vs null similarity.",
             )

@@ -11,11 +11,10 @@ from typing import Any
 import pyarrow.compute as pc
 
 from fairprobe.methods.hinter.block import HInterBlock
-from fairprobe.report.sections import BarChart, Example, Examples, Group, Segment, Table, VennChart
+from fairprobe.report.sections import NO_DATA, BarChart, Example, Examples, Group, Segment, Table, VennChart
 from fairprobe.shards import FindingsTable
 
 MAX_EXAMPLES = 8
-NO_DATA = "no data"
 
 
 def combo_key(attributes: list[str] | tuple[str, ...]) -> str:
