@@ -43,25 +43,27 @@ PAIRS = [
 ]
 
 
+def write_prompts(path: Path, pairs: list[tuple[str, str, str, str]], case: str = "TC-QUESTION-01") -> None:
+    """A prompts.jsonl of ``case`` with one pair per (bias type, group 1, group 2, template)."""
+    rows = [
+        {
+            "case": case,
+            "intent": "question",
+            "triple_id": f"t{i}",
+            "bias_type": bias,
+            "group_1": g1,
+            "group_2": g2,
+            "prompt_1": template.format(g1),
+            "prompt_2": template.format(g2),
+        }
+        for i, (bias, g1, g2, template) in enumerate(pairs)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
 def _write(tmp_path: Path) -> None:
     (tmp_path / "planted.py").write_text(PLANTED)
-    lines = []
-    for i, (bias, g1, g2, template) in enumerate(PAIRS):
-        lines.append(
-            json.dumps(
-                {
-                    "case": "TC-QUESTION-01",
-                    "intent": "question",
-                    "triple_id": f"t{i}",
-                    "bias_type": bias,
-                    "group_1": g1,
-                    "group_2": g2,
-                    "prompt_1": template.format(g1),
-                    "prompt_2": template.format(g2),
-                }
-            )
-        )
-    (tmp_path / "prompts.jsonl").write_text("\n".join(lines) + "\n")
+    write_prompts(tmp_path / "prompts.jsonl", PAIRS)
 
 
 @pytest.fixture

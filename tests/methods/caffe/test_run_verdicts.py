@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_planted import PLANTED
+from .test_planted import PLANTED, write_prompts
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "caffe"
 
@@ -49,22 +49,7 @@ def _case(path: Path, identifier: str, temperature: float) -> Path:
 
 
 def _prompts(path: Path, case: str) -> None:
-    lines = [
-        json.dumps(
-            {
-                "case": case,
-                "intent": "question",
-                "triple_id": f"t{i}",
-                "bias_type": bias,
-                "group_1": g1,
-                "group_2": g2,
-                "prompt_1": template.format(g1),
-                "prompt_2": template.format(g2),
-            }
-        )
-        for i, (bias, g1, g2, template) in enumerate(PAIRS)
-    ]
-    path.write_text("\n".join(lines) + "\n")
+    write_prompts(path, PAIRS, case)
 
 
 @pytest.fixture
