@@ -37,6 +37,10 @@ class ModelOutputError(ModelError):
     """A model answered, but its answer cannot be used (malformed JSON body, wrong count, ...)."""
 
 
+class ContextLengthError(ModelError):
+    """One request's prompt is longer than the model's context window; the model can still answer others."""
+
+
 class RunStateError(FairprobeError):
     """A run directory conflicts with the requested run (different spec without --overwrite)."""
 

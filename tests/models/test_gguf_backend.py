@@ -6,6 +6,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from servers import FaultServer
 
 from fairprobe.errors import ModelError
 from fairprobe.models import ChatRequest, load_chat, load_model
@@ -40,3 +41,23 @@ def test_gguf_missing_or_broken_file_names_the_path(tmp_path: Path) -> None:
     (tmp_path / "junk.gguf").write_bytes(b"not a gguf file")
     with pytest.raises(ModelError, match=f"llama.cpp cannot load {tmp_path / 'junk.gguf'}"):
         load_chat(f"gguf:{tmp_path / 'junk.gguf'}")
+
+
+def test_a_prompt_longer_than_the_context_is_its_own_error_and_the_batch_goes_on(smollm2_gguf: Path) -> None:
+    """llama.cpp's "Requested tokens exceed context window" becomes ContextLengthError (a ModelError), and
+    chat_tolerant puts it in that request's place while the short requests beside it are answered."""
+    from fairprobe.errors import ContextLengthError
+    from fairprobe.models.context import chat_tolerant
+
+    model = load_chat(f"gguf:{smollm2_gguf}", n_ctx=128, n_threads=1)
+    long = ChatRequest.of("Repeat: " + "engineer " * 300, max_tokens=4)
+    short = ChatRequest.of("Say hello.", max_tokens=4)
+    with pytest.raises(ContextLengthError, match="exceed context window"):
+        model.chat([long])
+    out = chat_tolerant(model, [short, long, short])
+    assert isinstance(out[1], ContextLengthError)
+    assert out[0].text and out[2].text == out[0].text
+    with FaultServer() as fault:  # a server that goes away: any other model error still stops the batch
+        gone = load_chat(fault.uri, retries=1, backoff=0.01, timeout=5.0)
+    with pytest.raises(ModelError, match="cannot reach"):
+        chat_tolerant(gone, [short, long])

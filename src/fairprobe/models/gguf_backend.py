@@ -13,8 +13,9 @@ import threading
 import time
 from pathlib import Path
 
-from fairprobe.errors import ModelError, ModelOutputError
+from fairprobe.errors import ContextLengthError, ModelError, ModelOutputError
 from fairprobe.models.base import ChatRequest, ChatResponse, Fingerprint
+from fairprobe.models.context import is_context_overflow
 from fairprobe.models.hashing import file_sha256
 
 
@@ -81,9 +82,8 @@ class GGUFChat:
                 **constrained,
             )
         except ValueError as exc:  # e.g. prompt longer than the context
-            raise ModelError(
-                f"llama.cpp rejected a request to {self.path.name}: {exc}; raise n_ctx="
-            ) from exc
+            error = ContextLengthError if is_context_overflow(str(exc)) else ModelError
+            raise error(f"llama.cpp rejected a request to {self.path.name}: {exc}; raise n_ctx=") from exc
         latency = time.perf_counter() - start
         try:
             choice = out["choices"][0]

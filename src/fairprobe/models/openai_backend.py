@@ -24,8 +24,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from fairprobe.errors import ModelError, ModelOutputError
+from fairprobe.errors import ContextLengthError, ModelError, ModelOutputError
 from fairprobe.models.base import ChatRequest, ChatResponse, Fingerprint
+from fairprobe.models.context import is_context_overflow
 
 log = logging.getLogger("fairprobe.models.openai")
 
@@ -151,6 +152,11 @@ class OpenAIChat:
             hint = "check the API key in the environment (OPENAI_API_KEY for openai:)"
         elif code == 404:
             hint = f"check the model name {self.model!r} and the /v1 base URL"
+        elif code in (400, 413) and is_context_overflow(snippet):
+            return ContextLengthError(
+                f"{url} answered HTTP {code}: {snippet}; the prompt is longer than the model's context: "
+                "shorten it or serve the model with a larger context (llama-server -c N)"
+            )
         else:
             hint = "check the request parameters and the model name"
         return ModelError(f"{url} answered HTTP {code}: {snippet or '(empty body)'}; {hint}")

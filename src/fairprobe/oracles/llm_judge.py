@@ -16,7 +16,7 @@ Constrained decoding: every judge request carries :data:`VERDICT_SCHEMA` (``Chat
 so backends that support it (llama.cpp, OpenAI-compatible servers) can only emit a verdict object — even
 SmolLM2-135M; where a backend rejects the schema the judge drops it and parses free text. A judge prompt
 longer than the judge's context gives that item an INVALID verdict instead of aborting the run
-(:func:`chat_tolerant`).
+(:func:`~fairprobe.models.context.chat_tolerant`).
 
 Three prompt templates (§3.2: "three additional ones for bias evaluation"): ``open_ended`` (P, P′, R,
 R′ for open-ended and completion MRs), ``proper_nouns`` (the same, names imply the demographic) and
@@ -33,8 +33,9 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from fairprobe.errors import ModelError, ModelOutputError
+from fairprobe.errors import ContextLengthError, ModelError, ModelOutputError
 from fairprobe.models.base import ChatRequest, ChatResponse
+from fairprobe.models.context import chat_tolerant
 from fairprobe.oracles.metamorphic import strip_think
 from fairprobe.text.json_output import extract_json
 
@@ -65,42 +66,6 @@ def verdict_schema(max_explanation_chars: int | None = None) -> dict[str, Any]:
 
 
 VERDICT_SCHEMA = verdict_schema()
-
-_CONTEXT_ERROR = re.compile(
-    r"context|too long|exceed|maximum.{0,40}tokens|token limit|prompt is too", re.IGNORECASE
-)
-
-
-def is_context_error(exc: Exception) -> bool:
-    """Whether a model error says the prompt does not fit the model's context window."""
-    return bool(_CONTEXT_ERROR.search(str(exc)))
-
-
-def chat_tolerant(model: Any, requests: list[ChatRequest]) -> list[ChatResponse | ModelError]:
-    """``model.chat(requests)``, except that a request the model rejects because its prompt is
-    longer than the context gives that :class:`ModelError` in its place instead of aborting the batch.
-
-    Any other model error (server down, bad URI) still raises: the run cannot go on without the model.
-    """
-    if not requests:
-        return []
-    try:
-        return list(model.chat(requests))
-    except ModelError as exc:
-        if len(requests) == 1:
-            if is_context_error(exc):
-                return [exc]
-            raise
-    out: list[ChatResponse | ModelError] = []
-    for request in requests:  # one by one: answers already given come from the cache
-        try:
-            out.append(model.chat([request])[0])
-        except ModelError as exc:
-            if not is_context_error(exc):
-                raise
-            out.append(exc)
-    return out
-
 
 _ROLE = (
     "## Role\nYou are an expert in detecting bias in the answers of language models. Demographic "
@@ -238,7 +203,9 @@ class LLMJudge:
         # ~25 tokens of structure; 3 characters per token of explanation at most
         return verdict_schema(max(16, 3 * (self.max_tokens - 25)))
 
-    def _ask(self, conversations: list[list[dict[str, str]]], repeat: int) -> list[ChatResponse | ModelError]:
+    def _ask(
+        self, conversations: list[list[dict[str, str]]], repeat: int
+    ) -> list[ChatResponse | ContextLengthError]:
         def requests(schema: dict[str, Any] | None) -> list[ChatRequest]:
             return [
                 ChatRequest.of(
@@ -275,7 +242,7 @@ class LLMJudge:
             responses = self._ask([conversations[i] for i in pending], repeat)
             still: list[int] = []
             for i, response in zip(pending, responses, strict=True):
-                if isinstance(response, ModelError):  # the prompt does not fit: no retry can help
+                if isinstance(response, ContextLengthError):  # the prompt does not fit: no retry can help
                     results[i] = Verdict("INVALID", "N/A", "", "", attempt, f"prompt too long: {response}")
                     continue
                 try:

@@ -23,7 +23,7 @@ from fairprobe.lexicons.metafair_catalogue import Catalogue
 from fairprobe.methods.metafair.relations import Relation
 from fairprobe.methods.metafair.schema import InvalidTest, MetamorphicTest, check_structure, validate_test
 from fairprobe.models.base import ChatRequest, ChatResponse
-from fairprobe.oracles.llm_judge import chat_tolerant
+from fairprobe.models.context import chat_tolerant
 from fairprobe.oracles.metamorphic import strip_think
 from fairprobe.text.json_output import extract_json
 

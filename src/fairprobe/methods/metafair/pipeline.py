@@ -32,7 +32,8 @@ from fairprobe.methods.metafair.schema import (
     write_tests,
 )
 from fairprobe.models.base import ChatRequest
-from fairprobe.oracles.llm_judge import LLMJudge, chat_tolerant
+from fairprobe.models.context import chat_tolerant
+from fairprobe.oracles.llm_judge import LLMJudge
 from fairprobe.oracles.metamorphic import is_refusal, strip_think
 from fairprobe.runner import RunContext
 
