@@ -82,7 +82,10 @@ def test_all_invalid_model_is_inconclusive_never_pass(cli, tmp_path):
     findings = [json.loads(x) for x in (tmp_path / "run/findings.jsonl").read_text().splitlines()]
     assert not any(f["biased"] for f in findings)
     assert all(f["invalid"] for f in findings if f["valid"])
-    assert "no data" in (tmp_path / "run/report.html").read_text()
+    html = (tmp_path / "run/report.html").read_text()
+    assert "no data" in html
+    # the bar chart keeps every mutation's row and draws "no data" in it (it used to drop the rows)
+    assert html.count('class="val">no data</text>') >= 2
 
 
 def test_empty_dataset_no_mutants_is_inconclusive(cli, tmp_path):

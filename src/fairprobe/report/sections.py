@@ -30,12 +30,13 @@ class Table:
 
 @dataclass
 class BarChart:
-    """Horizontal bars, one per label, with optional 95% intervals ``ci[i] = (lo, hi)``."""
+    """Horizontal bars, one per label, with optional 95% intervals ``ci[i] = (lo, hi)``; a value or
+    interval of ``None`` is drawn as "no data"."""
 
     title: str
     labels: list[str]
-    values: list[float]
-    ci: list[tuple[float, float]] | None = None
+    values: list[float | None]
+    ci: list[tuple[float, float] | None] | None = None
     unit: str = ""
     max_value: float | None = None
     caption: str = ""

@@ -1,6 +1,6 @@
 """HInter's report sections (Table 9, Figure 10/11 style) and groups, from the analysed metrics.
 
-Every rate may be ``None`` ("no data"): it is shown as "no data" and left out of the charts.
+Every rate may be ``None`` ("no data"): tables and charts show it as "no data".
 """
 
 from __future__ import annotations
@@ -96,7 +96,6 @@ def sections(
         *((f"atomic: {a}", er["by_attribute"], a) for a in block.attributes),
         *((f"inter: {combo_key(c)}", er["by_pair"], combo_key(c)) for c in combos),
     ]
-    bars = [(label, node, key) for label, node, key in bars if node[key] is not None]
     headline = [
         [
             k,
@@ -152,9 +151,9 @@ def sections(
             "Bias error rate by mutation",
             [label for label, _, _ in bars],
             [node[key] for _, node, key in bars],
-            ci=[tuple(node[f"{key}_ci"]) for _, node, key in bars],
+            ci=[None if node[f"{key}_ci"] is None else tuple(node[f"{key}_ci"]) for _, node, key in bars],
             caption="Share of judged mutants whose prediction differs from the original's; whiskers: 95% "
-            "cluster-bootstrap CI. Rates without data are left out.",
+            "cluster-bootstrap CI.",
         ),
         Table(
             "Mutants generated, valid and discarded by the dependency invariant (RQ3)",
