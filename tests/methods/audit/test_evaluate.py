@@ -165,6 +165,21 @@ def test_queries_to_epsilon_counts_seeds_that_stopped_early() -> None:
     assert queries_to_epsilon(_traj(curves, stopped=("a",)), 0.03) == 68
 
 
+def test_sustained_queries_to_epsilon_waits_until_the_mean_stays_below() -> None:
+    # The mean error dips under ε at 52 by chance, rises again at 68, and stays under from 84 on.
+    curves = {
+        "a": [(36, 0.30), (52, 0.01), (68, 0.05), (84, 0.01), (100, 0.01)],
+        "b": [(36, 0.30), (52, 0.02), (68, 0.04), (84, 0.02), (100, 0.00)],
+    }
+    assert queries_to_epsilon(_traj(curves), 0.02) == 52  # A.5.1's first crossing
+    assert queries_to_epsilon(_traj(curves), 0.02, sustained=True) == 84
+    assert queries_to_epsilon(_traj(curves), 0.001, sustained=True) is None  # the last mean is 0.005
+    # A seed that stopped keeps its final error: here it holds the mean above ε for good.
+    stopped = {"a": [(36, 0.30), (52, 0.05)], "b": curves["b"]}
+    assert queries_to_epsilon(_traj(stopped, stopped=("a",)), 0.02, sustained=True) is None
+    assert queries_to_epsilon(_traj(stopped, stopped=("a",)), 0.03, sustained=True) == 100
+
+
 def test_error_at_and_auec_only_for_runs_that_reached_t() -> None:
     curves = {"long": [(100, 0.02), (1000, 0.02)], "short": [(100, 0.5), (200, 0.5)]}
     traj = _traj(curves)

@@ -167,8 +167,15 @@ def read_trajectories(path: Path) -> list[Trajectories] | None:
     return out
 
 
-def queries_to_epsilon(traj: Trajectories, epsilon: float, min_t: float = MIN_T) -> int | None:
+def queries_to_epsilon(
+    traj: Trajectories, epsilon: float, min_t: float = MIN_T, sustained: bool = False
+) -> int | None:
     """First budget ``T >= min_t`` at which the mean error over replicates is ``<= ε`` (A.5.1 ``t_ε``).
+
+    ``sustained=True`` (not in the paper): the first ``T`` from which the mean error stays ``<= ε`` at
+    every later budget. The published first crossing counts a budget where the midpoints of wide
+    intervals happen to average near the truth, even when the mean error rises above ε again
+    (Adult case B, held-out seeds: first crossing at 116 queries, mean error 0.023 at 250).
 
     A replicate in :attr:`Trajectories.stopped` contributes its final error at every budget past
     its last round (it stopped: that answer stands), so the mean still counts it."""
@@ -184,10 +191,15 @@ def queries_to_epsilon(traj: Trajectories, epsilon: float, min_t: float = MIN_T)
             for t in grid:
                 if t > last_t:
                     sums[t].append(last_e)
-    for t in grid:
-        if t >= min_t and float(np.mean(sums[t])) <= epsilon:
-            return int(t)
-    return None
+    below = [(t, float(np.mean(sums[t])) <= epsilon) for t in grid if t >= min_t]
+    if not sustained:
+        return next((int(t) for t, ok in below if ok), None)
+    first = None
+    for t, ok in reversed(below):
+        if not ok:
+            break
+        first = int(t)
+    return first
 
 
 def _interp(ts: np.ndarray, errs: np.ndarray, at: float) -> float:
