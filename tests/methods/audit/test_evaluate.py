@@ -174,6 +174,8 @@ def test_sustained_queries_to_epsilon_waits_until_the_mean_stays_below() -> None
     assert queries_to_epsilon(_traj(curves), 0.02) == 52  # A.5.1's first crossing
     assert queries_to_epsilon(_traj(curves), 0.02, sustained=True) == 84
     assert queries_to_epsilon(_traj(curves), 0.001, sustained=True) is None  # the last mean is 0.005
+    summary = summarise(_traj(curves))
+    assert summary["queries_to_0.02"] == 52 and summary["queries_to_0.02_sustained"] == 84
     # A seed that stopped keeps its final error: here it holds the mean above ε for good.
     stopped = {"a": [(36, 0.30), (52, 0.05)], "b": curves["b"]}
     assert queries_to_epsilon(_traj(stopped, stopped=("a",)), 0.02, sustained=True) is None

@@ -255,7 +255,8 @@ def auec(traj: Trajectories, t_max: float = 1000, carry: bool = False) -> float 
 
 
 def summarise(traj: Trajectories) -> dict[str, Any]:
-    """The Table 1 figures of one strategy: queries to ε = 0.02 / 0.05, error at 250, AUEC@1000,
+    """The Table 1 figures of one strategy: queries to ε = 0.02 / 0.05 (first crossing, and sustained:
+    see :func:`queries_to_epsilon`), error at 250, AUEC@1000,
     coverage, how many replicates each figure rests on, and a ``note`` when they are too few."""
     mean, sd = error_at(traj, 250)
     out: dict[str, Any] = {
@@ -263,6 +264,8 @@ def summarise(traj: Trajectories) -> dict[str, Any]:
         "stopped_early": len(traj.stopped),
         "queries_to_0.02": queries_to_epsilon(traj, 0.02),
         "queries_to_0.05": queries_to_epsilon(traj, 0.05),
+        "queries_to_0.02_sustained": queries_to_epsilon(traj, 0.02, sustained=True),
+        "queries_to_0.05_sustained": queries_to_epsilon(traj, 0.05, sustained=True),
         "error_at_250": mean,
         "error_at_250_sd": sd,
         "error_at_250_replicates": reached(traj, 250),
