@@ -25,7 +25,7 @@ from fairprobe.registry import get as get_technique
 from fairprobe.report.html import render_html
 from fairprobe.report.writers import write_findings, write_json_lines, write_junit, write_summary
 from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
-from fairprobe.spec import DEFAULT_MAX_INVALID_RATE, BlockSpec, Threshold
+from fairprobe.spec import DEFAULT_MAX_INVALID_RATE, BlockSpec, Threshold, walk_metric
 from fairprobe.store import Store, default_cache_path
 from fairprobe.verdict import decide
 
@@ -242,8 +242,6 @@ def check_thresholds(technique: Any, spec: BlockSpec, thresholds: list[Threshold
 def _metric_may_exist(metrics: Any, path: str) -> bool:
     """Whether ``path`` names a metric, or leads into a dict that is empty without data (keyed by
     groups, pairs, ... that only the run will know)."""
-    from fairprobe.spec import walk_metric
-
     node, rest = walk_metric(metrics, path)
     if rest:
         return isinstance(node, dict) and not node

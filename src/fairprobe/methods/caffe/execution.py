@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from fairprobe.errors import DataError, UsageError
+from fairprobe.methods.caffe.analysis import case_key
 from fairprobe.methods.caffe.block import CaffeBlock
 from fairprobe.methods.caffe.case import TestCase, load_case
 from fairprobe.methods.caffe.generation import generate_pairs, read_prompts, stopping_summary, write_prompts
@@ -236,8 +237,6 @@ def execute(block: CaffeBlock, ctx: RunContext) -> None:
     by_id = {c.identifier: c for c in cases}
     if len(by_id) != len(cases):
         raise UsageError("two case files share an identifier; give each case a unique identifier")
-    from fairprobe.methods.caffe.analysis import case_key
-
     keys: dict[str, str] = {}
     for c in cases:
         other = keys.setdefault(case_key(c.identifier), c.identifier)
