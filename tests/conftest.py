@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from childenv import pythonpath
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +49,7 @@ def cli(tmp_path: Path):
     import sys
 
     exe = Path(sys.executable).parent / "fairprobe"
-    env = {**os.environ, "FAIRPROBE_CACHE": str(tmp_path / "cache.db"), "PYTHONPATH": str(tmp_path)}
+    env = {**os.environ, "FAIRPROBE_CACHE": str(tmp_path / "cache.db"), "PYTHONPATH": pythonpath(tmp_path)}
 
     def run(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
         return subprocess.run(

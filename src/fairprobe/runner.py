@@ -362,6 +362,7 @@ def render_reports(
             implied=[(Threshold.parse(t), source) for t, source in analysis.implied_thresholds],
             allow_empty=bool(rules.get("allow_empty", False)),
             max_invalid_rate=float(rules.get("max_invalid_rate", DEFAULT_MAX_INVALID_RATE)),
+            inconclusive_reasons=analysis.inconclusive,
         )
         finished = store.get_meta("finished")
         if complete is None:

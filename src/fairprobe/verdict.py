@@ -91,11 +91,14 @@ def decide(
     implied: list[tuple[Threshold, str]] | None = None,
     allow_empty: bool = False,
     max_invalid_rate: float = DEFAULT_MAX_INVALID_RATE,
+    inconclusive_reasons: list[str] | None = None,
 ) -> Verdict:
     """Judge a run from its ``metrics``.
 
     ``thresholds`` are the user's fail conditions; ``implied`` are (fail condition, source) pairs a
-    technique derives from its own test cases (listed in the summary with that source).
+    technique derives from its own test cases (listed in the summary with that source);
+    ``inconclusive_reasons`` are a technique's own reasons why its measurements cannot be trusted
+    (:attr:`~fairprobe.report.sections.Analysis.inconclusive`).
     """
     results: dict[str, dict[str, Any]] = {}
     for t in thresholds:
@@ -104,7 +107,7 @@ def decide(
         results.setdefault(str(t), check_threshold(metrics, t, allow_empty=allow_empty, source=source))
     failed = [r["reason"] for r in results.values() if not r["passed"]]
 
-    inconclusive: list[str] = []
+    inconclusive: list[str] = list(inconclusive_reasons or [])
     tested = metrics.get("tested")
     invalid_rate = metrics.get("invalid_rate")
     if isinstance(tested, int) and not isinstance(tested, bool) and tested == 0 and not allow_empty:

@@ -163,3 +163,13 @@ def test_a_bar_without_data_is_drawn_as_no_data():
 
     svg = str(bar_chart(BarChart("rates", ["a", "b"], [0.2, None], ci=[(0.1, 0.3), None])))
     assert svg.count('class="bar"') == 1 and "no data" in svg
+
+
+def test_a_techniques_own_reason_makes_a_passing_run_inconclusive():
+    metrics = {**invalid_fields(10, 0), "error_rate": 0.0}
+    assert decide(metrics, [Threshold.parse("error_rate>0.1")]).verdict == PASS
+    verdict = decide(
+        metrics, [Threshold.parse("error_rate>0.1")], inconclusive_reasons=["the judge failed its controls"]
+    )
+    assert verdict.verdict == INCONCLUSIVE
+    assert verdict.reasons == ["the judge failed its controls"]

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from childenv import pythonpath
 
 psutil = pytest.importorskip("psutil")
 
@@ -30,7 +31,7 @@ def test_a_million_mutant_campaign_keeps_the_driver_under_2_gb(tmp_path):
     (tmp_path / "keywords.py").write_text(KEYWORD_MODEL)
     campaign = "hinter --model py:keywords:predict --attributes race,gender,body --order 3 --no-invariant --all-adjectives"
     cmd = [str(Path(sys.executable).parent / "fairprobe"), *campaign.split(), "--out", str(tmp_path / "run")]
-    env = {**os.environ, "FAIRPROBE_CACHE": "off", "PYTHONPATH": str(tmp_path)}
+    env = {**os.environ, "FAIRPROBE_CACHE": "off", "PYTHONPATH": pythonpath(tmp_path)}
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     driver, peak = psutil.Process(proc.pid), 0
     while proc.poll() is None:

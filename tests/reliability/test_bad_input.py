@@ -6,6 +6,7 @@ import io
 import sqlite3
 
 import pytest
+from childenv import pythonpath
 
 from fairprobe.errors import DataError, FairprobeError, ModelError, ModelOutputError, RunStateError
 from fairprobe.models import load_classifier
@@ -168,7 +169,7 @@ def test_text_over_the_size_limit_is_refused_with_bounded_memory(tmp_path):
     )
     env = {
         "FAIRPROBE_CACHE": "off",
-        "PYTHONPATH": str(tmp_path),
+        "PYTHONPATH": pythonpath(tmp_path),
         "PATH": "/usr/bin:/bin",
         "OMP_NUM_THREADS": "1",
     }

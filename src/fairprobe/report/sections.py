@@ -132,3 +132,6 @@ class Analysis:
     implied_thresholds: list[tuple[str, str]] = field(default_factory=list)
     """Fail conditions the test cases carry themselves, as ``(METRIC OP VALUE, source)`` (e.g. a
     CAFFE case's expected fairness level); judged with the user's thresholds."""
+    inconclusive: list[str] = field(default_factory=list)
+    """Reasons, in words, why the run's measurements cannot be trusted (e.g. a judge that failed its
+    control pairs). Any reason makes the verdict "inconclusive", whatever the thresholds say."""
