@@ -166,7 +166,7 @@ def test_a_bar_without_data_is_drawn_as_no_data():
 
 
 def test_a_techniques_own_reason_makes_a_passing_run_inconclusive():
-    metrics = {**invalid_fields(10, 0), "error_rate": 0.0}
+    metrics = {**invalid_fields(0, 10), "error_rate": 0.0}
     assert decide(metrics, [Threshold.parse("error_rate>0.1")]).verdict == PASS
     verdict = decide(
         metrics, [Threshold.parse("error_rate>0.1")], inconclusive_reasons=["the judge failed its controls"]
