@@ -24,7 +24,7 @@ from rich.markup import escape
 
 from fairprobe import __version__
 from fairprobe.cli_common import FailOn
-from fairprobe.errors import FairprobeError, UsageError
+from fairprobe.errors import FairprobeError, RunInterrupted, UsageError
 
 app = typer.Typer(
     name="fairprobe",
@@ -92,7 +92,12 @@ def parse_fail_on(values: list[str] | None):
         raise UsageError(f"--fail-on: {exc}") from None
 
 
-_SHOWN = {"pass": "[green]passed[/]", "fail": "[red]FAILED[/]", "inconclusive": "[yellow]INCONCLUSIVE[/]"}
+_SHOWN = {
+    "pass": "[green]passed[/]",
+    "fail": "[red]FAILED[/]",
+    "inconclusive": "[yellow]INCONCLUSIVE[/]",
+    "incomplete": "[yellow]INCOMPLETE[/]",
+}
 
 
 def finish(outcomes) -> None:
@@ -225,10 +230,23 @@ def _add_technique_commands() -> None:
             tech.cli(app)
 
 
+def _check_out_options(argv: list[str]) -> None:
+    """``--out ''`` would make the current directory the run folder: refused before anything runs."""
+    for i, arg in enumerate(argv):
+        value = argv[i + 1] if arg == "--out" and i + 1 < len(argv) else None
+        if arg.startswith("--out="):
+            value = arg.split("=", 1)[1]
+        if value is not None and not value.strip():
+            raise UsageError("--out is empty; give it a folder (or file) name, e.g. --out runs/hinter")
+
+
 def main() -> None:
     try:
+        _check_out_options(sys.argv[1:])
         _add_technique_commands()
         app()
+    except RunInterrupted as exc:
+        _stop("interrupted", str(exc), exc.exit_code)
     except FairprobeError as exc:
         _stop("error", str(exc), exc.exit_code)
     except UnicodeDecodeError as exc:

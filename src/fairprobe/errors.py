@@ -51,3 +51,9 @@ class UsageError(FairprobeError):
 
 class WorkerLostError(FairprobeError):
     """A distributed worker (or its node) died before its task finished; the work can be redone."""
+
+
+class RunInterrupted(FairprobeError):
+    """The user stopped a run (Ctrl-C): what is done is kept, the run is incomplete, a re-run resumes."""
+
+    exit_code = 130

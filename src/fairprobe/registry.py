@@ -33,6 +33,9 @@ class Technique:
     - ``analyse(block, findings, seed)`` is a pure function of the stored findings: metrics with CIs,
       report sections and groups. ``fairprobe report`` re-runs it from ``run.db``.
     - ``model_uri(block)`` names the model under test for the summary.
+    - ``validate(block)`` optionally checks the block's inputs (data, lexicons, attributes) without
+      calling a model; the runner calls it before the run folder is touched, so an input error
+      removes nothing.
     - ``cli`` optionally adds a sub-command (``fairprobe NAME ...``).
     """
 
@@ -49,6 +52,7 @@ class Technique:
     """A ``pyarrow.Schema`` when findings are written as Parquet shards (:mod:`fairprobe.shards`);
     ``analyse`` then receives a :class:`~fairprobe.shards.FindingsTable` instead of a list."""
     extra: dict[str, Any] = field(default_factory=dict)
+    validate: Callable[[Any], None] | None = None
 
 
 _LOAD_ERRORS: dict[str, str] = {}

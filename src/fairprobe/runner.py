@@ -13,25 +13,31 @@ import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from fairprobe import __version__
 from fairprobe.caching import CachedChatModel, CachedClassifier
-from fairprobe.errors import DataError, FairprobeError, InternalError, RunStateError
+from fairprobe.errors import DataError, FairprobeError, InternalError, RunInterrupted, RunStateError
 from fairprobe.progress import ProgressReporter
 from fairprobe.registry import get as get_technique
 from fairprobe.report.html import render_html
 from fairprobe.report.writers import write_findings, write_json_lines, write_junit, write_summary
+from fairprobe.runfolder import (
+    adopt_legacy,
+    block_strings,
+    claim,
+    fingerprint_changed,
+    model_key,
+    now,
+    open_run,
+    recorded_models,
+    recorded_nothing,
+)
 from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
 from fairprobe.spec import DEFAULT_MAX_INVALID_RATE, BlockSpec, Threshold, walk_metric
 from fairprobe.store import Store, default_cache_path
-from fairprobe.verdict import decide
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+from fairprobe.verdict import decide, incomplete
 
 
 class RunContext:
@@ -55,21 +61,54 @@ class RunContext:
 
     def classifier(self, uri: str, **options: Any) -> CachedClassifier:
         """The classifier at ``uri``, loaded once per run and cached by (fingerprint, text)."""
-        key = ("classifier", uri + json.dumps(options, sort_keys=True, default=str))
-        if key not in self._models:
-            from fairprobe.models.uri import load_classifier
+        from fairprobe.models.uri import load_classifier
 
-            self._models[key] = CachedClassifier(load_classifier(uri, **options), self._stores())
-        return self._models[key]
+        return self._model("classifier", uri, options, lambda: load_classifier(uri, **options))
 
     def chat(self, uri: str, **options: Any) -> CachedChatModel:
         """The chat model at ``uri``, loaded once per run and cached by (fingerprint, request)."""
-        key = ("chat", uri + json.dumps(options, sort_keys=True, default=str))
-        if key not in self._models:
-            from fairprobe.models.uri import load_chat
+        from fairprobe.models.uri import load_chat
 
-            self._models[key] = CachedChatModel(load_chat(uri, **options), self._stores())
+        return self._model("chat", uri, options, lambda: load_chat(uri, **options))
+
+    def _model(self, kind: str, uri: str, options: dict[str, Any], load: Any) -> Any:
+        key = (kind, uri + json.dumps(options, sort_keys=True, default=str))
+        if key not in self._models:
+            inner = load()
+            self._check_model(kind, uri, inner.fingerprint)
+            wrapper = CachedClassifier if kind == "classifier" else CachedChatModel
+            self._models[key] = wrapper(inner, self._stores())
         return self._models[key]
+
+    def _check_model(self, kind: str, uri: str, fingerprint: Any) -> None:
+        """One run, one model: a model whose fingerprint differs from the one this run recorded for
+        the same URI (retrained weights, edited ``py:`` code, another served model) stops the run
+        with exit 2 instead of mixing two models' answers in one run."""
+        state = model_key(kind, uri)
+        recorded = self.store.get_state(state)
+        if recorded is not None and recorded.get("fingerprint") != fingerprint.key:
+            raise fingerprint_changed(
+                fingerprint.model_id, recorded["fingerprint"], fingerprint.key, self.run_dir
+            )
+        if recorded is None:
+            self.store.set_state(state, {"kind": kind, "fingerprint": fingerprint.key})
+
+    def verify_models(self, block: dict[str, Any]) -> None:
+        """Load again every model this run recorded that the block still names, so a resumed or
+        finished run notices a changed model even when nothing is left to ask it."""
+        recorded = recorded_models(self.store)
+        if not recorded:
+            return
+        for text in sorted(block_strings(block)):
+            if model_key("classifier", text) in recorded:
+                self.classifier(text)
+            if model_key("chat", text) in recorded:
+                self.chat(text)
+
+    def output(self, name: str) -> Path:
+        """Where to write ``name`` in the run folder (recorded in the run's manifest first; a file of
+        that name that fairprobe did not write stops the run instead of being overwritten)."""
+        return claim(self.run_dir, self.store, name)
 
     def wrap_classifier(self, classifier: Any, chunk_size: int = 64) -> CachedClassifier:
         """Cache an already-built classifier (e.g. an ``LLMClassifier`` over a chat model); misses go
@@ -113,102 +152,6 @@ class RunOutcome:
     @property
     def report(self) -> Path:
         return self.run_dir / "report.html"
-
-
-RUN_ARTEFACTS = (
-    SHARDS_DIR,
-    "findings.jsonl",
-    "summary.json",
-    "report.html",
-    "junit.xml",
-    "error.log",
-    "spec.yaml",
-    "tests.jsonl",
-    "prompts.jsonl",
-    "trajectory.csv",
-)
-"""What a run writes into its folder besides ``run.db``: removed when a run starts from empty (a
-fresh folder, ``--overwrite``, or replacing a run that recorded nothing). Other files are left."""
-
-
-def _remove_artefacts(run_dir: Path) -> None:
-    import shutil
-
-    for name in RUN_ARTEFACTS:
-        path = run_dir / name
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        elif path.exists() or path.is_symlink():
-            path.unlink()
-
-
-def _recorded_nothing(store: Store, run_dir: Path) -> bool:
-    """True for a run that stopped before it recorded any work (e.g. at an input error): replacing it
-    loses nothing, so a corrected command needs no --overwrite."""
-    if store.get_meta("finished") is not None or store.count_findings():
-        return False
-    if shard_files(run_dir / SHARDS_DIR):
-        return False
-    return not (store.state_keys("") - {"info"})
-
-
-def open_run(spec: BlockSpec, run_dir: Path, *, overwrite: bool = False) -> Store:
-    """Open (or create) the run store for ``spec`` in ``run_dir``, enforcing the resume rules.
-
-    The folder is locked (``run.lock``) for as long as the returned store is open: a second run into
-    it fails at once. A run starts from empty (:data:`RUN_ARTEFACTS` removed) when ``run.db`` records
-    no run, and with ``overwrite`` when it records another spec: the run records are cleared in one
-    transaction first, so a run killed half-way through the clean-up also starts from empty."""
-    from fairprobe.store import RunLock
-
-    spec_hash = spec.resolved_hash()  # hashes (and checks) the input files before touching run_dir
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise RunStateError(f"cannot create run folder {run_dir}: {exc.strerror}; check --out") from None
-    lock = RunLock(run_dir).acquire()
-    try:
-        store = Store(run_dir / "run.db")
-    except BaseException:
-        lock.release()
-        raise
-    store.run_lock = lock
-    previous = store.get_meta("spec_hash")
-    if previous is not None and previous != spec_hash:
-        if not overwrite and not _recorded_nothing(store, run_dir):
-            changed = _what_changed(store, spec)
-            store.close()
-            raise RunStateError(
-                f"{run_dir} holds a run of a different spec{changed}; pass --overwrite "
-                "to replace it or choose another --out"
-            )
-        store.clear_run()  # the atomic step: from here on the folder holds no run
-        previous = None
-    if previous is None:
-        _remove_artefacts(run_dir)
-        store.set_meta(
-            spec_hash=spec_hash,
-            spec_json=json.dumps(spec.resolved()),
-            inputs=json.dumps(spec.input_hashes()),
-            technique=spec.technique,
-            name=spec.name,
-            started=_now(),
-            fairprobe_version=__version__,
-        )
-    (run_dir / "spec.yaml").write_text(spec.resolved_yaml(), encoding="utf-8")
-    return store
-
-
-def _what_changed(store: Store, spec: BlockSpec) -> str:
-    """`` (data=x.csv changed)`` when the settings are the same but an input file's content is not."""
-    try:
-        if json.loads(store.get_meta("spec_json") or "null") != spec.resolved():
-            return ""
-        old = json.loads(store.get_meta("inputs") or "{}")
-    except (ValueError, FairprobeError):
-        return ""
-    changed = [k for k, v in spec.input_hashes().items() if old.get(k) != v]
-    return f" (the content of {', '.join(changed)} changed)" if changed else ""
 
 
 def check_thresholds(technique: Any, spec: BlockSpec, thresholds: list[Threshold]) -> None:
@@ -256,10 +199,15 @@ def run_block(
     fail_on: list[Threshold] | None = None,
     quiet: bool = False,
 ) -> RunOutcome:
-    """Execute one block (resuming what is done), then write the four report files."""
+    """Execute one block (resuming what is done), then write the four report files.
+
+    A run that stops before it finishes (an input or model error, Ctrl-C, a bug) keeps what is done
+    and writes its reports with the verdict "incomplete" (never "pass"); a re-run resumes."""
     technique = get_technique(spec.technique)
     thresholds = [*spec.thresholds, *(fail_on or [])]
     check_thresholds(technique, spec, thresholds)
+    if technique.validate is not None:
+        technique.validate(spec.block)  # input errors before the folder is touched
     store = open_run(spec, run_dir, overwrite=overwrite)
     store.set_meta(
         thresholds=json.dumps([str(t) for t in thresholds]),
@@ -273,24 +221,35 @@ def run_block(
     except BaseException:
         store.close()
         raise
+    store.set_meta(stopped="it did not finish (killed, or still running)")
     ctx = RunContext(run_dir, store, cache, spec.seed, spec.name, quiet=quiet)
     started = time.monotonic()
     try:
         try:
+            ctx.verify_models(spec.resolved()["block"])
             technique.execute(spec.block, ctx)
         except UnicodeDecodeError as exc:  # a reader that did not say which file: still exit 2
             raise DataError(
                 f"an input file of block {spec.name!r} is not UTF-8 text ({exc.reason}); re-save "
                 "its data/dictionary/case/tests files as UTF-8"
             ) from exc
-    except (FairprobeError, KeyboardInterrupt):
+        except KeyboardInterrupt:
+            raise RunInterrupted(
+                f"the findings so far are kept in {run_dir}; run the same command again to resume"
+            ) from None
+    except FairprobeError as exc:
         # Keep what is done readable: findings so far, marked incomplete. A re-run resumes.
-        _partial_reports(run_dir, store)
+        why = (
+            "it was interrupted (Ctrl-C)"
+            if isinstance(exc, RunInterrupted)
+            else f"it stopped at an error: {exc}"
+        )
+        _partial_reports(run_dir, store, why)
         raise
     except Exception as exc:
         # A bug: the traceback goes to the run folder, one line to the screen (exit 3).
-        log = write_error_log(run_dir)
-        _partial_reports(run_dir, store)
+        log = write_error_log(run_dir, store)
+        _partial_reports(run_dir, store, f"internal error ({type(exc).__name__})")
         raise InternalError(
             f"internal error ({type(exc).__name__}: {exc}); traceback saved to {log}; "
             "findings so far are kept and a re-run resumes; please report it"
@@ -298,7 +257,7 @@ def run_block(
     finally:
         if cache is not None:
             cache.close()
-    store.set_meta(finished=_now(), elapsed_s=f"{time.monotonic() - started:.3f}")
+    store.set_meta(finished=now(), elapsed_s=f"{time.monotonic() - started:.3f}", stopped="")
     ctx.log(f"executed in {time.monotonic() - started:.1f}s; writing reports")
     try:
         summary = render_reports(run_dir, store=store)
@@ -307,39 +266,57 @@ def run_block(
     return RunOutcome(run_dir, summary)
 
 
-def _partial_reports(run_dir: Path, store: Store) -> None:
+def _partial_reports(run_dir: Path, store: Store, why: str) -> None:
+    """Reports of a run that stopped early, with the verdict "incomplete" and why it stopped. A run
+    that recorded nothing (stopped at an input error) writes none: there is nothing to show."""
     try:
-        render_reports(run_dir, store=store, complete=False)
+        store.set_meta(stopped=why)
+        if not recorded_nothing(store, run_dir):
+            render_reports(run_dir, store=store, complete=False)
     except Exception:  # noqa: BLE001 - the original error matters more than a partial report
         pass
     store.close()
 
 
-def write_error_log(folder: Path) -> Path:
-    """Save the traceback being handled to ``folder/error.log`` and return its path."""
+def write_error_log(folder: Path, store: Store | None = None) -> Path:
+    """Save the traceback being handled to ``folder/error.log`` (recorded in the run's manifest when
+    ``store`` is given) and return its path; a temporary file when the folder cannot take it."""
+    import tempfile
     import traceback
 
-    path = folder / "error.log"
+    text = f"{now()} fairprobe {__version__}\n{traceback.format_exc()}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"{_now()} fairprobe {__version__}\n{traceback.format_exc()}", encoding="utf-8")
-    except OSError:
-        import tempfile
-
-        path = Path(tempfile.gettempdir()) / "fairprobe-error.log"
-        path.write_text(traceback.format_exc(), encoding="utf-8")
+        path = claim(folder, store, "error.log") if store is not None else folder / "error.log"
+        path.write_text(text, encoding="utf-8")
+    except (OSError, FairprobeError):
+        path = Path(tempfile.mkdtemp(prefix="fairprobe-error-")) / "error.log"
+        path.write_text(text, encoding="utf-8")
     return path
 
 
 def render_reports(
     run_dir: Path, *, store: Store | None = None, complete: bool | None = None
 ) -> dict[str, Any]:
-    """(Re-)write findings.jsonl, summary.json, report.html and junit.xml from ``run.db``."""
+    """(Re-)write findings.jsonl, summary.json, report.html and junit.xml from ``run.db``.
+
+    A run that did not finish gets the verdict "incomplete", whatever its metrics say. Without
+    ``store`` (``fairprobe report``) the run folder is locked first: a folder a live run is writing is
+    refused."""
+    from fairprobe.store import RunLock
+
     own = store is None
     if store is None:
-        if not (run_dir / "run.db").is_file():
+        if run_dir.is_file() or not (run_dir / "run.db").is_file():
             raise RunStateError(f"{run_dir} has no run.db; give the --out folder of a fairprobe run")
-        store = Store(run_dir / "run.db")
+        lock = RunLock(run_dir).acquire()
+        try:
+            store = Store(run_dir / "run.db")
+        except BaseException:
+            lock.release()
+            raise
+        store.run_lock = lock
+        adopt_legacy(run_dir, store)
     try:
         technique_name = store.get_meta("technique")
         if technique_name is None:
@@ -365,8 +342,11 @@ def render_reports(
             inconclusive_reasons=analysis.inconclusive,
         )
         finished = store.get_meta("finished")
+        stopped = store.get_meta("stopped")
         if complete is None:
-            complete = finished is not None
+            complete = finished is not None and not stopped
+        if not complete:
+            verdict = incomplete(verdict, stopped or "it did not finish", len(findings))
         models = store.models()
         summary: dict[str, Any] = {
             "fairprobe_version": __version__,
@@ -389,12 +369,12 @@ def render_reports(
             **analysis.info,
         }
         if isinstance(findings, FindingsTable):
-            write_json_lines(run_dir / "findings.jsonl", findings.json_lines())
+            write_json_lines(claim(run_dir, store, "findings.jsonl"), findings.json_lines())
         else:
-            write_findings(run_dir / "findings.jsonl", findings)
-        write_summary(run_dir / "summary.json", summary)
-        write_junit(run_dir / "junit.xml", summary, analysis.groups)
-        render_html(run_dir / "report.html", summary, analysis, findings)
+            write_findings(claim(run_dir, store, "findings.jsonl"), findings)
+        write_summary(claim(run_dir, store, "summary.json"), summary)
+        write_junit(claim(run_dir, store, "junit.xml"), summary, analysis.groups)
+        render_html(claim(run_dir, store, "report.html"), summary, analysis, findings)
         return summary
     finally:
         if own:

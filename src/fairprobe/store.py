@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS findings (
 );
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS models (fingerprint TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS written (name TEXT PRIMARY KEY);
 """
 
 
@@ -191,8 +192,24 @@ class Store:
     def count_findings(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM findings").fetchone()[0]
 
+    # -- manifest of the files a run wrote ---------------------------------------------------------
+    def note_written(self, name: str) -> None:
+        """Record that fairprobe (re)writes ``name`` in the run folder: only such names are ever
+        removed when the folder starts a new run. Recorded *before* the file is written."""
+        with self._lock:
+            self._db.execute("INSERT OR IGNORE INTO written VALUES (?)", (name,))
+
+    def written(self) -> set[str]:
+        """Names (relative to the run folder) of the files and folders fairprobe wrote there."""
+        return {r[0] for r in self._db.execute("SELECT name FROM written")}
+
+    def forget_written(self, names: Iterable[str]) -> None:
+        with self._lock:
+            self._db.executemany("DELETE FROM written WHERE name=?", [(n,) for n in names])
+
     def clear_run(self) -> None:
-        """Forget findings, state and meta (used by ``--overwrite``); the response cache stays."""
+        """Forget findings, state and meta (used by ``--overwrite``); the response cache stays, and so
+        does the manifest of written files (they are removed by name afterwards)."""
         with self._lock:
             self._db.execute("BEGIN")
             for table in ("findings", "state", "meta", "models"):

@@ -32,6 +32,7 @@ from fairprobe.spec import DEFAULT_MAX_INVALID_RATE, Threshold, lookup_metric
 PASS = "pass"
 FAIL = "fail"
 INCONCLUSIVE = "inconclusive"
+INCOMPLETE = "incomplete"
 
 
 @dataclass
@@ -134,3 +135,13 @@ def decide(
     if failed:
         return Verdict(FAIL, results, failed)
     return Verdict(PASS, results)
+
+
+def incomplete(verdict: Verdict, why: str, findings: int) -> Verdict:
+    """The verdict of a run that did not finish: "incomplete", never "pass", whatever its metrics say
+    so far. The reasons of the partial verdict follow the first line."""
+    first = (
+        f"the run is incomplete: {why}; {findings} findings so far; run the same command again to "
+        "resume (nothing done is lost)"
+    )
+    return Verdict(INCOMPLETE, verdict.thresholds, [first, *verdict.reasons])

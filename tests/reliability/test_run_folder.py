@@ -152,20 +152,22 @@ def test_unknown_fail_on_metric_fails_before_the_run_listing_known_ones(cli, wor
 
 
 def test_overwrite_killed_after_clearing_the_records_still_starts_from_empty(work, monkeypatch):
-    """The records are cleared in one transaction before files are removed: a folder whose run.db
-    records no run (the state a kill leaves between the two steps) is cleaned on the next start."""
-    from fairprobe.runner import open_run
+    """The records are cleared in one transaction before files are removed, and the manifest of
+    written files survives that step: a folder whose run.db records no run (the state a kill leaves
+    between the two steps) is cleaned on the next start, and only of what fairprobe wrote."""
+    from fairprobe.runfolder import claim, open_run
     from fairprobe.spec import parse_spec
-    from fairprobe.store import Store
 
     monkeypatch.chdir(work)
     run = work / "runs/accuracy"
-    (run / "findings").mkdir(parents=True)
-    (run / "findings/shard-000007.parquet").write_bytes(b"stale")
-    (run / "findings.jsonl").write_text('{"id": "old"}\n')
-    (run / "notes.txt").write_text("mine")  # not a run artefact: kept
-    Store(run / "run.db").close()  # a store that records no run
     spec = parse_spec("accuracy:\n  model: py:kw:classify\n  data: data.csv\n")[0]
+    store = open_run(spec, run)
+    claim(run, store, "findings").mkdir()
+    (run / "findings/shard-000007.parquet").write_bytes(b"stale")
+    claim(run, store, "findings.jsonl").write_text('{"id": "old"}\n')
+    (run / "notes.txt").write_text("mine")  # not written by fairprobe: kept
+    store.clear_run()  # killed here, before the files were removed
+    store.close()
     store = open_run(spec, run)
     try:
         assert not (run / "findings").exists() and not (run / "findings.jsonl").exists()

@@ -90,14 +90,19 @@ def write_junit(path: Path, summary: dict[str, Any], groups: list[Group]) -> Non
     verdict = summary.get("verdict", "pass" if summary.get("passed") else "fail")
     case = ET.SubElement(suite, "testcase", classname=f"{suite_name}.verdict", name=f"verdict: {verdict}")
     cases += 1
-    if verdict != "pass":
+    errors = 0
+    if verdict == "incomplete":  # the run did not finish: an error, not a test result
+        errors += 1
+        fail = ET.SubElement(case, "error", message="incomplete run")
+        fail.text = "\n".join(summary.get("reasons", []))
+    elif verdict != "pass":
         failures += 1
         fail = ET.SubElement(case, "failure", message=verdict)
         fail.text = "\n".join(summary.get("reasons", []))
     suite.set("tests", str(cases))
     suite.set("failures", str(failures))
-    suite.set("errors", "0")
-    suites = ET.Element("testsuites", tests=str(cases), failures=str(failures))
+    suite.set("errors", str(errors))
+    suites = ET.Element("testsuites", tests=str(cases), failures=str(failures), errors=str(errors))
     suites.append(suite)
     ET.indent(suites)
     atomic_write(

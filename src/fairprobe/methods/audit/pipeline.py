@@ -187,7 +187,7 @@ def execute(block: AuditBlock, ctx: RunContext) -> None:
             "oracle_strategy": block.strategy in ORACLE,
         }
     )
-    write_trajectory(ctx.run_dir / "trajectory.csv", list(ctx.store.iter_findings()))
+    write_trajectory(ctx.output("trajectory.csv"), list(ctx.store.iter_findings()))
 
 
 def write_trajectory(path: Any, findings: list[dict[str, Any]]) -> None:

@@ -139,7 +139,8 @@ def _generate(block: CaffeBlock, cases: list[TestCase], ctx: RunContext) -> list
             max_tokens=block.generator_max_tokens,
             progress=bar,
         )
-    side = write_prompts(records, stats, ctx.run_dir / "prompts.jsonl")
+    ctx.output("prompts.stopping.json")  # written beside prompts.jsonl
+    side = write_prompts(records, stats, ctx.output("prompts.jsonl"))
     ctx.record_info(
         knowledge_base=kb_source, generation=stopping_summary(stats), stopping_points=str(side.name)
     )

@@ -227,7 +227,7 @@ def _run_shards(
         attributes=block.attributes,
         executor=executor.info(),
     )
-    folder = ctx.run_dir / SHARDS_DIR
+    folder = ctx.output(SHARDS_DIR)
     remove_partial(folder)
     records = dataset.records
     size = block.batch_originals

@@ -101,7 +101,7 @@ def load_tests(
                 "rounds": result.rounds,
             }
         )
-        write_tests(ctx.run_dir / "tests.jsonl", tests)
+        write_tests(ctx.output("tests.jsonl"), tests)
     else:
         path = block.tests or shipped_tests_path()
         tests, invalid_rows = read_tests(path)
