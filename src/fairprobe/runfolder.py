@@ -181,26 +181,33 @@ def open_run(spec: BlockSpec, run_dir: Path, *, overwrite: bool = False) -> Stor
                     f"{run_dir} holds a run of a different spec{changed}; pass --overwrite "
                     "to replace it or choose another --out"
                 )
-            store.clear_run()  # the atomic step: from here on the folder holds no run
-            store.set_meta(**{MANIFEST_META: "1"})
             previous = None
         _check_reserved(run_dir, store)
         if previous is None:
-            remove_written(run_dir, store)
-            store.set_meta(
-                spec_hash=spec_hash,
-                spec_json=json.dumps(spec.resolved()),
-                inputs=json.dumps(spec.input_hashes()),
-                technique=spec.technique,
-                name=spec.name,
-                started=now(),
-                fairprobe_version=__version__,
-            )
+            start_from_empty(spec, run_dir, store, spec_hash)
         claim(run_dir, store, "spec.yaml").write_text(spec.resolved_yaml(), encoding="utf-8")
     except BaseException:
         store.close()
         raise
     return store
+
+
+def start_from_empty(spec: BlockSpec, run_dir: Path, store: Store, spec_hash: str | None = None) -> None:
+    """Forget the folder's run and remove what it wrote: the run records are cleared in one
+    transaction first (a kill after it leaves a folder that holds no run, and the manifest, which
+    survives the clearing, still names the files to remove on the next start)."""
+    store.clear_run()
+    store.set_meta(**{MANIFEST_META: "1"})
+    remove_written(run_dir, store)
+    store.set_meta(
+        spec_hash=spec_hash or spec.resolved_hash(),
+        spec_json=json.dumps(spec.resolved()),
+        inputs=json.dumps(spec.input_hashes()),
+        technique=spec.technique,
+        name=spec.name,
+        started=now(),
+        fairprobe_version=__version__,
+    )
 
 
 def _what_changed(store: Store, spec: BlockSpec) -> str:
@@ -239,8 +246,12 @@ def block_strings(value: Any) -> set[str]:
     return set()
 
 
-def fingerprint_changed(uri_shown: str, old: str, new: str, run_dir: Path) -> RunStateError:
-    return RunStateError(
+class ModelChanged(RunStateError):
+    """The run folder holds answers of another version of a model the spec names."""
+
+
+def fingerprint_changed(uri_shown: str, old: str, new: str, run_dir: Path) -> ModelChanged:
+    return ModelChanged(
         f"{run_dir} holds results of another version of model {uri_shown} (fingerprint {old[:12]}, now "
         f"{new[:12]}: its weights, code or served model changed); pass --overwrite to test the new "
         "model from scratch, or choose another --out"

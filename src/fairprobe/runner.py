@@ -24,6 +24,7 @@ from fairprobe.registry import get as get_technique
 from fairprobe.report.html import render_html
 from fairprobe.report.writers import write_findings, write_json_lines, write_junit, write_summary
 from fairprobe.runfolder import (
+    ModelChanged,
     adopt_legacy,
     block_strings,
     claim,
@@ -33,6 +34,7 @@ from fairprobe.runfolder import (
     open_run,
     recorded_models,
     recorded_nothing,
+    start_from_empty,
 )
 from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
 from fairprobe.spec import DEFAULT_MAX_INVALID_RATE, BlockSpec, Threshold, walk_metric
@@ -209,24 +211,34 @@ def run_block(
     if technique.validate is not None:
         technique.validate(spec.block)  # input errors before the folder is touched
     store = open_run(spec, run_dir, overwrite=overwrite)
-    store.set_meta(
-        thresholds=json.dumps([str(t) for t in thresholds]),
-        verdict_rules=json.dumps(
-            {"allow_empty": spec.allow_empty, "max_invalid_rate": spec.max_invalid_rate}
-        ),
-    )
+    rules = json.dumps({"allow_empty": spec.allow_empty, "max_invalid_rate": spec.max_invalid_rate})
+    store.set_meta(thresholds=json.dumps([str(t) for t in thresholds]), verdict_rules=rules)
     cache_path = default_cache_path()
     try:
         cache = Store(cache_path) if cache_path is not None else None
     except BaseException:
         store.close()
         raise
-    store.set_meta(stopped="it did not finish (killed, or still running)")
     ctx = RunContext(run_dir, store, cache, spec.seed, spec.name, quiet=quiet)
+    try:  # a changed model leaves the run as it was: nothing of this invocation is recorded yet
+        try:
+            ctx.verify_models(spec.resolved()["block"])
+        except ModelChanged:
+            if not overwrite:
+                raise
+            start_from_empty(spec, run_dir, store)  # --overwrite: test the new model from scratch
+            claim(run_dir, store, "spec.yaml").write_text(spec.resolved_yaml(), encoding="utf-8")
+            store.set_meta(thresholds=json.dumps([str(t) for t in thresholds]), verdict_rules=rules)
+            ctx = RunContext(run_dir, store, cache, spec.seed, spec.name, quiet=quiet)
+    except BaseException:
+        for s in (cache, store):
+            if s is not None:
+                s.close()
+        raise
+    store.set_meta(stopped="it did not finish (killed, or still running)")
     started = time.monotonic()
     try:
         try:
-            ctx.verify_models(spec.resolved()["block"])
             technique.execute(spec.block, ctx)
         except UnicodeDecodeError as exc:  # a reader that did not say which file: still exit 2
             raise DataError(

@@ -29,12 +29,22 @@ class AccuracyBlock(BlockBase):
     limit: int | None = Field(default=None, ge=1)
 
 
-def execute(block: AccuracyBlock, ctx: RunContext) -> None:
+def _labelled(block: AccuracyBlock, seed: int) -> Any:
     dataset = load_dataset(
-        block.data, text_col=block.text_col, label_col=block.label_col, limit=block.limit, seed=ctx.seed
+        block.data, text_col=block.text_col, label_col=block.label_col, limit=block.limit, seed=seed
     )
     if not dataset.records or dataset.records[0].labels is None:
         raise DataError(f"dataset {block.data} has no label column; name it with label_col")
+    return dataset
+
+
+def validate(block: AccuracyBlock) -> None:
+    """The labelled data, checked before the run folder is touched."""
+    _labelled(block, 0)
+
+
+def execute(block: AccuracyBlock, ctx: RunContext) -> None:
+    dataset = _labelled(block, ctx.seed)
     done = ctx.done_ids()
     todo = [r for r in dataset.records if r.id not in done]
     ctx.log(f"{len(dataset.records)} texts, {len(done)} already done")
@@ -129,4 +139,5 @@ TECHNIQUE = Technique(
     analyse=analyse,
     model_uri=lambda b: b.model,
     example=EXAMPLE,
+    validate=validate,
 )

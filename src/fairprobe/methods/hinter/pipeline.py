@@ -171,6 +171,13 @@ class _Judged:
         return f
 
 
+def validate(block: HInterBlock) -> None:
+    """The run's inputs, checked before its folder is touched: the data loads and holds texts, the
+    dictionary loads and has every attribute asked for."""
+    load_dataset(block.data, text_col=block.text_col, label_col=block.label_col, limit=block.limit, seed=0)
+    check_attributes(load_dictionary(block.dictionary), block.attributes)
+
+
 def execute(block: HInterBlock, ctx: RunContext) -> None:
     dataset: Dataset = load_dataset(
         block.data, text_col=block.text_col, label_col=block.label_col, limit=block.limit, seed=ctx.seed

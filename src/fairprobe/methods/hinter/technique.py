@@ -6,7 +6,7 @@ from fairprobe.methods.hinter.analysis import analyse
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.cli import add_commands
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA
-from fairprobe.methods.hinter.pipeline import execute
+from fairprobe.methods.hinter.pipeline import execute, validate
 from fairprobe.registry import Technique
 
 EXAMPLE = """\
@@ -38,4 +38,5 @@ TECHNIQUE = Technique(
     example=EXAMPLE,
     cli=add_commands,
     finding_schema=FINDING_SCHEMA,
+    validate=validate,
 )
