@@ -185,6 +185,35 @@ def report(run_dir: Annotated[Path, typer.Argument(help="a run folder (holds run
 
 
 @app.command()
+def compare(
+    base: Annotated[Path, typer.Argument(help="run folder of the base model (e.g. the one in production)")],
+    new: Annotated[Path, typer.Argument(help="run folder of the new model, same technique and inputs")],
+    out_dir: Annotated[Path, typer.Option("--out", help="folder for the comparison's reports")] = Path(
+        "fairprobe-compare"
+    ),
+    fail_on: FailOn = None,
+    seed: Annotated[int, typer.Option(help="seed of the bootstrap intervals")] = 0,
+) -> None:
+    """Did NEW become more biased than BASE? Pairs the two runs' test cases and tests each slice.
+
+    Writes summary.json, summary.md (for a pull request), report.html, junit.xml and findings.jsonl
+    (the paired cases). Fails when a slice regressed significantly (Holm-adjusted p < 0.05), or on
+    --fail-on conditions such as 'delta.error_rate.intersectional > 0.01'."""
+    from fairprobe.compare import compare_runs, load_run
+    from fairprobe.compare.output import headline, prepare_out, write_outputs
+    from fairprobe.runfolder import now
+    from fairprobe.runner import RunOutcome
+
+    thresholds = parse_fail_on(fail_on)
+    started = now()
+    comparison = compare_runs(load_run(base), load_run(new), thresholds=thresholds, seed=seed)
+    prepare_out(out_dir)
+    summary = write_outputs(out_dir, comparison, started, now())
+    out.print(escape(headline(comparison)), highlight=False, soft_wrap=True)
+    finish([RunOutcome(out_dir, summary)])
+
+
+@app.command()
 def init(
     path: Annotated[Path, typer.Argument(help="where to write the spec")] = Path("fairprobe.yaml"),
     force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,

@@ -18,6 +18,7 @@ from fairprobe.errors import SpecError
 if TYPE_CHECKING:
     import typer
 
+    from fairprobe.compare.pairing import Pairing
     from fairprobe.report.sections import Analysis
     from fairprobe.runner import RunContext
     from fairprobe.spec import BlockBase
@@ -53,6 +54,8 @@ class Technique:
     ``analyse`` then receives a :class:`~fairprobe.shards.FindingsTable` instead of a list."""
     extra: dict[str, Any] = field(default_factory=dict)
     validate: Callable[[Any], None] | None = None
+    pairing: Pairing | None = None
+    """How two runs' findings pair up for ``fairprobe compare`` (:mod:`fairprobe.compare`)."""
 
 
 _LOAD_ERRORS: dict[str, str] = {}

@@ -6,6 +6,7 @@ from fairprobe.methods.hinter.analysis import analyse
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.cli import add_commands
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA
+from fairprobe.methods.hinter.pairing import PAIRING
 from fairprobe.methods.hinter.pipeline import execute, validate
 from fairprobe.registry import Technique
 
@@ -39,4 +40,5 @@ TECHNIQUE = Technique(
     cli=add_commands,
     finding_schema=FINDING_SCHEMA,
     validate=validate,
+    pairing=PAIRING,
 )

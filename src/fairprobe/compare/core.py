@@ -1,0 +1,234 @@
+"""``fairprobe compare BASE NEW``: did the new model become more biased than the base one?
+
+Both folders are runs of the same technique over the same inputs. Their findings are paired by test
+case (:class:`~fairprobe.compare.pairing.Pairing`), and every outcome is compared per slice with
+paired statistics (:mod:`fairprobe.compare.paired`), Holm-corrected across the slices of one metric.
+
+The comparison is judged by the same rules as a run (:mod:`fairprobe.verdict`):
+
+- a pair with an INVALID side is counted, never judged;
+- fewer than half of the cases paired, or runs over different inputs (data, dictionary, tests, case
+  files, seed, settings other than the model), make the comparison **inconclusive**, with a line
+  saying why: never a silent "no change";
+- the default gate ``regressed > 0`` fails the comparison when any slice regressed (adjusted
+  p < 0.05 in the worse direction); ``--fail-on`` adds conditions on the deltas, e.g.
+  ``delta.error_rate.intersectional > 0.01``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fairprobe.compare.paired import (
+    ALPHA,
+    PairedResult,
+    holm,
+    paired_binary,
+    paired_continuous,
+    slice_verdict,
+)
+from fairprobe.compare.pairing import Pairing
+from fairprobe.errors import RunStateError, UsageError
+from fairprobe.stats import invalid_fields
+from fairprobe.verdict import Verdict, decide
+
+DEFAULT_GATE = "regressed > 0"
+MIN_PAIRED_SHARE = 0.5
+
+
+@dataclass
+class LoadedRun:
+    folder: Path
+    technique: str
+    spec: dict[str, Any]
+    inputs: dict[str, str]
+    model: str
+    complete: bool
+    findings: list[dict[str, Any]]
+
+
+def load_run(folder: Path) -> LoadedRun:
+    """A finished or partial run folder's spec and findings (a live run is refused)."""
+    from fairprobe.registry import get as get_technique
+    from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
+    from fairprobe.store import RunLock, Store
+
+    if not folder.is_dir() or not (folder / "run.db").is_file():
+        raise UsageError(f"{folder} is not a fairprobe run folder (it has no run.db); give two run folders")
+    lock = RunLock(folder).acquire()
+    try:
+        with Store(folder / "run.db") as store:
+            name = store.get_meta("technique")
+            if name is None:
+                raise RunStateError(f"{folder}/run.db records no run; give two finished run folders")
+            technique = get_technique(name)
+            spec = json.loads(store.get_meta("spec_json") or "{}")
+            inputs = json.loads(store.get_meta("inputs") or "{}")
+            complete = store.get_meta("finished") is not None and not store.get_meta("stopped")
+            if technique.finding_schema is not None:
+                table = FindingsTable.from_files(shard_files(folder / SHARDS_DIR), technique.finding_schema)
+                findings = list(table)
+            else:
+                findings = list(store.iter_findings())
+    finally:
+        lock.release()
+    block = technique.block.model_validate(spec.get("block", {}))
+    return LoadedRun(folder, name, spec, inputs, technique.model_uri(block), complete, findings)
+
+
+def _different_inputs(base: LoadedRun, new: LoadedRun, pairing: Pairing) -> list[str]:
+    """Why the two runs are not over the same inputs (empty when they are)."""
+    why = []
+    b_block = {k: v for k, v in base.spec.get("block", {}).items() if k not in pairing.same_inputs_except}
+    n_block = {k: v for k, v in new.spec.get("block", {}).items() if k not in pairing.same_inputs_except}
+    changed = sorted(k for k in set(b_block) | set(n_block) if b_block.get(k) != n_block.get(k))
+    if changed:
+        why.append(f"settings differ: {', '.join(changed)}")
+    if base.spec.get("seed") != new.spec.get("seed"):
+        why.append(f"seeds differ ({base.spec.get('seed')} and {new.spec.get('seed')})")
+    strip = {k.split("=", 1)[0]: v for k, v in base.inputs.items()}
+    other = {k.split("=", 1)[0]: v for k, v in new.inputs.items()}
+    files = sorted(k for k in set(strip) | set(other) if strip.get(k) != other.get(k))
+    if files:
+        why.append(f"the content of input files differs ({', '.join(files)})")
+    return why
+
+
+@dataclass
+class Comparison:
+    metrics: dict[str, Any]
+    results: dict[str, dict[str, PairedResult]]
+    verdicts: dict[str, dict[str, str]]
+    pairs: list[dict[str, Any]]
+    """One row per paired case: key, slices, both findings' shown fields, outcomes, status."""
+    verdict: Verdict
+    base: LoadedRun
+    new: LoadedRun
+
+
+def compare_runs(
+    base: LoadedRun, new: LoadedRun, *, thresholds: list[Any] | None = None, seed: int = 0
+) -> Comparison:
+    from fairprobe.registry import get as get_technique
+    from fairprobe.spec import Threshold
+
+    if base.technique != new.technique:
+        raise UsageError(
+            f"{base.folder} is a {base.technique} run and {new.folder} a {new.technique} run; compare two "
+            "runs of the same technique"
+        )
+    technique = get_technique(base.technique)
+    pairing: Pairing | None = technique.pairing
+    if pairing is None:
+        raise UsageError(f"{base.technique} runs cannot be compared yet")
+
+    def index(run: LoadedRun) -> dict[str, dict[str, Any]]:
+        out = {}
+        for f in run.findings:
+            key = pairing.key(f)
+            if key is not None:
+                out[key] = f
+        return out
+
+    b_index, n_index = index(base), index(new)
+    keys = [k for k in b_index if k in n_index]
+    cases = max(len(b_index), len(n_index))
+    valid_keys = [k for k in keys if not (pairing.invalid(b_index[k]) or pairing.invalid(n_index[k]))]
+    invalid_pairs = len(keys) - len(valid_keys)
+
+    results: dict[str, dict[str, PairedResult]] = {}
+    verdicts: dict[str, dict[str, str]] = {}
+    for outcome in pairing.outcomes:
+        by_slice: dict[str, list[str]] = {}
+        for k in valid_keys:
+            if outcome.value(b_index[k]) is None or outcome.value(n_index[k]) is None:
+                continue
+            for s in pairing.slices(b_index[k]):
+                by_slice.setdefault(s, []).append(k)
+        per: dict[str, PairedResult] = {}
+        for s, members in sorted(by_slice.items(), key=lambda kv: (kv[0] != "all", kv[0])):
+            b = np.array([outcome.value(b_index[k]) for k in members])
+            n = np.array([outcome.value(n_index[k]) for k in members])
+            clusters = [pairing.cluster(b_index[k]) for k in members]
+            test = paired_binary if outcome.kind == "binary" else paired_continuous
+            per[s] = test(b, n, clusters, seed=seed)
+        for s, p in zip(per, holm([r.p for r in per.values()]), strict=True):
+            per[s].p_adjusted = p
+        results[outcome.name] = per
+        verdicts[outcome.name] = {s: slice_verdict(r, outcome.higher_is_worse) for s, r in per.items()}
+
+    regressed = sum(v == "regressed" for per in verdicts.values() for v in per.values())
+    improved = sum(v == "improved" for per in verdicts.values() for v in per.values())
+    metrics: dict[str, Any] = {
+        **invalid_fields(invalid_pairs, len(keys)),
+        "paired": len(keys),
+        "cases": cases,
+        "paired_share": (len(keys) / cases) if cases else None,
+        "base_only": len(set(b_index) - set(n_index)),
+        "new_only": len(set(n_index) - set(b_index)),
+        "regressed": regressed,
+        "improved": improved,
+        "alpha": ALPHA,
+        "delta": {name: {s: r.delta for s, r in per.items()} for name, per in results.items()},
+        "slices": {
+            name: {s: {**r.to_json(), "verdict": verdicts[name][s]} for s, r in per.items()}
+            for name, per in results.items()
+        },
+    }
+    inconclusive = []
+    why = _different_inputs(base, new, pairing)
+    if why:
+        inconclusive.append(
+            f"the two runs were not over the same inputs ({'; '.join(why)}), so their differences "
+            "cannot be told apart from the models'; run both models on the same spec"
+        )
+    if cases and len(keys) < MIN_PAIRED_SHARE * cases:
+        inconclusive.append(
+            f"only {len(keys)} of {cases} test cases ({len(keys) / cases:.0%}) appear in both runs, "
+            f"fewer than {MIN_PAIRED_SHARE:.0%}; finish both runs (a re-run resumes) over the same inputs"
+        )
+    for run in (base, new):
+        if not run.complete:
+            inconclusive.append(f"{run.folder} is an incomplete run; finish it (re-run its command) first")
+    gates = [Threshold.parse(DEFAULT_GATE), *(thresholds or [])]
+    verdict = decide(metrics, gates, inconclusive_reasons=inconclusive)
+    pairs = _pair_rows(pairing, b_index, n_index, valid_keys, keys)
+    return Comparison(metrics, results, verdicts, pairs, verdict, base, new)
+
+
+def _pair_rows(
+    pairing: Pairing,
+    b_index: dict[str, dict[str, Any]],
+    n_index: dict[str, dict[str, Any]],
+    valid_keys: list[str],
+    keys: list[str],
+) -> list[dict[str, Any]]:
+    valid = set(valid_keys)
+    rows = []
+    for k in keys:
+        b, n = b_index[k], n_index[k]
+        row: dict[str, Any] = {"id": k, "slices": pairing.slices(b), "base": pairing.show(b), "new": pairing.show(n)}
+        if k not in valid:
+            row["status"] = "invalid"
+        else:
+            changes = {}
+            for outcome in pairing.outcomes:
+                bv, nv = outcome.value(b), outcome.value(n)
+                row[f"base_{outcome.name}"], row[f"new_{outcome.name}"] = bv, nv
+                if bv is None or nv is None or bv == nv:
+                    continue
+                worse = (nv > bv) if outcome.higher_is_worse else (nv < bv)
+                changes[outcome.name] = "worse" if worse else "better"
+            row["status"] = (
+                "became worse"
+                if "worse" in changes.values()
+                else ("became better" if changes else "unchanged")
+            )
+            row["changes"] = changes
+        rows.append(row)
+    return rows

@@ -1,0 +1,48 @@
+"""How a technique's findings pair up across two runs: what a technique declares to be compared.
+
+A technique that supports ``fairprobe compare`` sets :attr:`fairprobe.registry.Technique.pairing`
+to a :class:`Pairing`: which findings are test cases, the key that names the same test case in two
+runs, the unit its intervals resample, the slices it is reported by, and the outcomes compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Finding = dict[str, Any]
+
+
+@dataclass
+class Outcome:
+    """One compared outcome of a test case.
+
+    ``value(finding)`` is a bool (binary: e.g. biased) or a float (continuous: e.g. a similarity);
+    ``higher_is_worse`` says which direction is a regression."""
+
+    name: str
+    kind: Literal["binary", "continuous"]
+    value: Callable[[Finding], Any]
+    higher_is_worse: bool = True
+    words: str = ""
+    """Plain words for a case whose outcome is "worse", e.g. "changed its answer"."""
+
+
+@dataclass
+class Pairing:
+    key: Callable[[Finding], str | None]
+    """The test case a finding is (the same in two runs over the same inputs); ``None`` for a finding
+    that is not a test case (e.g. a per-seed summary row)."""
+    cluster: Callable[[Finding], str]
+    """The unit the intervals resample (the original text of a mutant, a Meta-Fair test, ...)."""
+    slices: Callable[[Finding], list[str]]
+    """The slices a finding belongs to, "all" included (attribute pairs, MRs, bias types, ...)."""
+    invalid: Callable[[Finding], bool]
+    """The finding's answer could not be used (INVALID, an error): a pair with an invalid side is
+    counted, never judged."""
+    outcomes: list[Outcome]
+    show: Callable[[Finding], dict[str, Any]] = field(default=lambda f: {})
+    """What the report shows of a case: ``text``, ``spans`` (highlighted), ``answer``."""
+    same_inputs_except: tuple[str, ...] = ("model",)
+    """Block fields that may differ between the two runs (the model under test)."""

@@ -1,0 +1,42 @@
+"""How two HInter runs pair up for ``fairprobe compare``: a mutant is the same test case in both runs
+when its original and its mutated text are the same; intervals resample originals, as the run's own
+do (Souani et al., §4: mutants of one text are correlated)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fairprobe.compare.pairing import Outcome, Pairing
+
+
+def _key(f: dict[str, Any]) -> str:
+    return f"{f['original_id']}\x00{f.get('text', '')}\x00{f['id']}"
+
+
+def _slices(f: dict[str, Any]) -> list[str]:
+    return ["all", str(f.get("kind")), "+".join(sorted(f.get("attributes") or []))]
+
+
+def _biased(f: dict[str, Any]) -> bool | None:
+    """The mutant's output differs from its original's; ``None`` for a mutant the invariant discarded."""
+    return bool(f.get("biased")) if f.get("valid") else None
+
+
+def _show(f: dict[str, Any]) -> dict[str, Any]:
+    replaced = ", ".join(f"{a}: {old}→{new}" for a, old, new in (f.get("replacements") or []))
+    return {
+        "text": f.get("text", ""),
+        "spans": f.get("spans"),
+        "answer": f"original {'/'.join(f.get('original_output') or [])} → mutant "
+        f"{'/'.join(f.get('mutant_output') or [])} ({replaced})",
+    }
+
+
+PAIRING = Pairing(
+    key=_key,
+    cluster=lambda f: str(f["original_id"]),
+    slices=_slices,
+    invalid=lambda f: bool(f.get("invalid")),
+    outcomes=[Outcome("error_rate", "binary", _biased, True, "changed its answer")],
+    show=_show,
+)
