@@ -162,8 +162,12 @@ def compare_runs(
         results[outcome.name] = per
         verdicts[outcome.name] = {s: slice_verdict(r, outcome.higher_is_worse) for s, r in per.items()}
 
+    intervals = _compare_intervals(pairing, b_index, n_index, valid_keys)
     regressed = sum(v == "regressed" for per in verdicts.values() for v in per.values())
     improved = sum(v == "improved" for per in verdicts.values() for v in per.values())
+    if intervals is not None:
+        regressed += intervals["worse"] > 0
+        improved += intervals["better"] > 0 and not intervals["worse"]
     metrics: dict[str, Any] = {
         **invalid_fields(invalid_pairs, len(keys)),
         "paired": len(keys),
@@ -174,6 +178,7 @@ def compare_runs(
         "regressed": regressed,
         "improved": improved,
         "alpha": ALPHA,
+        **({"intervals": intervals} if intervals is not None else {}),
         "delta": {name: {s: r.delta for s, r in per.items()} for name, per in results.items()},
         "slices": {
             name: {s: {**r.to_json(), "verdict": verdicts[name][s]} for s, r in per.items()}
@@ -201,6 +206,24 @@ def compare_runs(
     return Comparison(metrics, results, verdicts, pairs, verdict, base, new)
 
 
+def _compare_intervals(
+    pairing: Pairing, b_index: dict[str, Any], n_index: dict[str, Any], keys: list[str]
+) -> dict[str, Any] | None:
+    """Interval against interval (certified bounds): a case is worse when the new interval lies
+    wholly above the base one, better when wholly below, else the two overlap (no certain change)."""
+    if pairing.interval is None:
+        return None
+    counts = {"worse": 0, "better": 0, "overlap": 0, "cases": []}
+    for k in keys:
+        b, n = pairing.interval(b_index[k]), pairing.interval(n_index[k])
+        if b is None or n is None:
+            continue
+        status = "worse" if n[0] > b[1] else "better" if n[1] < b[0] else "overlap"
+        counts[status] += 1
+        counts["cases"].append({"case": k, "base": list(b), "new": list(n), "status": status})
+    return counts
+
+
 def _pair_rows(
     pairing: Pairing,
     b_index: dict[str, dict[str, Any]],
@@ -212,7 +235,12 @@ def _pair_rows(
     rows = []
     for k in keys:
         b, n = b_index[k], n_index[k]
-        row: dict[str, Any] = {"id": k, "slices": pairing.slices(b), "base": pairing.show(b), "new": pairing.show(n)}
+        row: dict[str, Any] = {
+            "id": k,
+            "slices": pairing.slices(b),
+            "base": pairing.show(b),
+            "new": pairing.show(n),
+        }
         if k not in valid:
             row["status"] = "invalid"
         else:

@@ -112,7 +112,19 @@ def _analysis(comparison: Comparison) -> Analysis:
         sections.append(
             Table(
                 f"{outcome}: base and new model per slice, worst first",
-                ["slice", "cases", "base", "new", "difference", "95% CI", "worse", "better", "p", "p (Holm)", "verdict"],
+                [
+                    "slice",
+                    "cases",
+                    "base",
+                    "new",
+                    "difference",
+                    "95% CI",
+                    "worse",
+                    "better",
+                    "p",
+                    "p (Holm)",
+                    "verdict",
+                ],
                 [
                     [
                         s,
@@ -156,7 +168,11 @@ def _analysis(comparison: Comparison) -> Analysis:
                 )
             )
     worse = [p for p in comparison.pairs if p.get("status") == "became worse"]
-    slice_rank = {s: i for i, (s, _, _) in enumerate(_ranked(comparison, next(iter(comparison.results))))} if comparison.results else {}
+    slice_rank = (
+        {s: i for i, (s, _, _) in enumerate(_ranked(comparison, next(iter(comparison.results))))}
+        if comparison.results
+        else {}
+    )
     worse.sort(key=lambda p: min((slice_rank.get(s, 1e9) for s in p["slices"] if s != "all"), default=1e9))
     if worse:
         sections.append(
@@ -190,7 +206,13 @@ def _example(pair: dict[str, Any]) -> Example:
     b, n = pair["base"], pair["new"]
     rows = []
     if b.get("original") is not None:
-        rows.append(("original", [Segment(str(b["original"]))], f"base {b.get('original_answer', '')} · new {n.get('original_answer', '')}"))
+        rows.append(
+            (
+                "original",
+                [Segment(str(b["original"]))],
+                f"base {b.get('original_answer', '')} · new {n.get('original_answer', '')}",
+            )
+        )
     rows.append(("case", _segments(str(b.get("text", pair["id"])), b.get("spans")), ""))
     rows.append(("base model", [Segment(str(b.get("answer", "")))], ""))
     rows.append(("new model", [Segment(str(n.get("answer", "")))], "became worse"))

@@ -115,7 +115,14 @@ def paired_binary(
         deltas = (weights @ diff)[totals > 0] / totals[totals > 0]
         ci = (float(np.quantile(deltas, 0.025)), float(np.quantile(deltas, 0.975)))
     return PairedResult(
-        n, float(b.mean()), float(w.mean()), delta, ci, mcnemar_exact(worse, better), "mcnemar-exact", (worse, better)
+        n,
+        float(b.mean()),
+        float(w.mean()),
+        delta,
+        ci,
+        mcnemar_exact(worse, better),
+        "mcnemar-exact",
+        (worse, better),
     )
 
 

@@ -46,3 +46,6 @@ class Pairing:
     """What the report shows of a case: ``text``, ``spans`` (highlighted), ``answer``."""
     same_inputs_except: tuple[str, ...] = ("model",)
     """Block fields that may differ between the two runs (the model under test)."""
+    interval: Callable[[Finding], tuple[float, float] | None] | None = None
+    """A certified interval of the case's unfairness (larger is worse), compared interval against
+    interval: disjoint intervals are a certain change (an audit's per-seed bounds)."""

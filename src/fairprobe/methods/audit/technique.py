@@ -5,6 +5,7 @@ from __future__ import annotations
 from fairprobe.methods.audit.analysis import analyse
 from fairprobe.methods.audit.block import AuditBlock
 from fairprobe.methods.audit.cli import add_commands
+from fairprobe.methods.audit.pairing import PAIRING
 from fairprobe.methods.audit.pipeline import execute
 from fairprobe.registry import Technique
 
@@ -36,4 +37,5 @@ TECHNIQUE = Technique(
     model_uri=lambda b: b.model or f"scores:{b.scores}",
     example=EXAMPLE,
     cli=add_commands,
+    pairing=PAIRING,
 )

@@ -6,6 +6,7 @@ from fairprobe.methods.caffe.analysis import analyse
 from fairprobe.methods.caffe.block import CaffeBlock
 from fairprobe.methods.caffe.cli import add_commands
 from fairprobe.methods.caffe.execution import case_models, execute
+from fairprobe.methods.caffe.pairing import PAIRING
 from fairprobe.registry import Technique
 
 EXAMPLE = """\
@@ -34,4 +35,5 @@ TECHNIQUE = Technique(
     model_uri=case_models,
     example=EXAMPLE,
     cli=add_commands,
+    pairing=PAIRING,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fairprobe.methods.certify.analysis import analyse
 from fairprobe.methods.certify.block import CertifyBlock
 from fairprobe.methods.certify.cli import add_commands
+from fairprobe.methods.certify.pairing import PAIRING
 from fairprobe.methods.certify.pipeline import execute
 from fairprobe.registry import Technique
 
@@ -30,4 +31,5 @@ TECHNIQUE = Technique(
     model_uri=lambda b: b.model,
     example=EXAMPLE,
     cli=add_commands,
+    pairing=PAIRING,
 )

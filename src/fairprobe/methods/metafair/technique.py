@@ -5,6 +5,7 @@ from __future__ import annotations
 from fairprobe.methods.metafair.analysis import analyse
 from fairprobe.methods.metafair.block import MetaFairBlock
 from fairprobe.methods.metafair.cli import add_commands
+from fairprobe.methods.metafair.pairing import PAIRING
 from fairprobe.methods.metafair.pipeline import execute
 from fairprobe.registry import Technique
 
@@ -36,4 +37,5 @@ TECHNIQUE = Technique(
     model_uri=lambda b: b.model,
     example=EXAMPLE,
     cli=add_commands,
+    pairing=PAIRING,
 )
