@@ -36,8 +36,8 @@ app = typer.Typer(
 models_app = typer.Typer(help="Inspect model backends.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
 
-err = Console(stderr=True)
-out = Console()
+err = Console(stderr=True, emoji=False)
+out = Console(emoji=False)
 
 
 def _version(value: bool) -> None:

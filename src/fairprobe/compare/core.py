@@ -50,6 +50,19 @@ class LoadedRun:
     model: str
     complete: bool
     findings: list[dict[str, Any]]
+    table: Any = None
+    """The run's :class:`~fairprobe.shards.FindingsTable` when ``findings`` hold only the pairing's
+    columns; whole findings are read from it by id for the cases that are shown."""
+
+    def whole(self, ids: set[str]) -> dict[str, dict[str, Any]]:
+        """Whole findings by id (from the shards when only columns were loaded)."""
+        if self.table is None:
+            return {f["id"]: f for f in self.findings if f["id"] in ids}
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        rows = self.table.rows(pc.field("id").isin(pa.array(sorted(ids), pa.string())), needs=["id"])
+        return {f["id"]: f for f in rows}
 
 
 def load_run(folder: Path) -> LoadedRun:
@@ -70,15 +83,18 @@ def load_run(folder: Path) -> LoadedRun:
             spec = json.loads(store.get_meta("spec_json") or "{}")
             inputs = json.loads(store.get_meta("inputs") or "{}")
             complete = store.get_meta("finished") is not None and not store.get_meta("stopped")
+            table = None
             if technique.finding_schema is not None:
                 table = FindingsTable.from_files(shard_files(folder / SHARDS_DIR), technique.finding_schema)
-                findings = list(table)
+                columns = technique.pairing.columns if technique.pairing is not None else ()
+                findings = table.columns(list(columns)).to_pylist() if columns else list(table)
+                table = table if columns else None
             else:
                 findings = list(store.iter_findings())
     finally:
         lock.release()
     block = technique.block.model_validate(spec.get("block", {}))
-    return LoadedRun(folder, name, spec, inputs, technique.model_uri(block), complete, findings)
+    return LoadedRun(folder, name, spec, inputs, technique.model_uri(block), complete, findings, table)
 
 
 def _different_inputs(base: LoadedRun, new: LoadedRun, pairing: Pairing) -> list[str]:
@@ -203,6 +219,7 @@ def compare_runs(
     gates = [Threshold.parse(DEFAULT_GATE), *(thresholds or [])]
     verdict = decide(metrics, gates, inconclusive_reasons=inconclusive)
     pairs = _pair_rows(pairing, b_index, n_index, valid_keys, keys)
+    _add_shown(pairing, pairs, b_index, n_index, base, new)
     return Comparison(metrics, results, verdicts, pairs, verdict, base, new)
 
 
@@ -260,3 +277,28 @@ def _pair_rows(
             row["changes"] = changes
         rows.append(row)
     return rows
+
+
+MAX_SHOWN = 2000
+"""Changed cases whose text and answers are read and written out (the rest are counted)."""
+
+
+def _add_shown(
+    pairing: Pairing,
+    pairs: list[dict[str, Any]],
+    b_index: dict[str, dict[str, Any]],
+    n_index: dict[str, dict[str, Any]],
+    base: LoadedRun,
+    new: LoadedRun,
+) -> None:
+    """Text and answers of both models for the cases that changed, worse first."""
+    changed = [p for p in pairs if p.get("status") == "became worse"]
+    changed += [p for p in pairs if p.get("status") == "became better"]
+    changed = changed[:MAX_SHOWN]
+    b_whole = base.whole({b_index[p["id"]]["id"] for p in changed})
+    n_whole = new.whole({n_index[p["id"]]["id"] for p in changed})
+    for p in changed:
+        b = b_whole.get(b_index[p["id"]]["id"])
+        n = n_whole.get(n_index[p["id"]]["id"])
+        if b is not None and n is not None:
+            p["base"], p["new"] = pairing.show(b), pairing.show(n)

@@ -167,7 +167,7 @@ def _analysis(comparison: Comparison) -> Analysis:
                     f"{v}: {_fmt(r.base)} → {_fmt(r.new)} (p {_p(r.p_adjusted)})",
                 )
             )
-    worse = [p for p in comparison.pairs if p.get("status") == "became worse"]
+    worse = [p for p in comparison.pairs if p.get("status") == "became worse" and "base" in p]
     slice_rank = (
         {s: i for i, (s, _, _) in enumerate(_ranked(comparison, next(iter(comparison.results))))}
         if comparison.results

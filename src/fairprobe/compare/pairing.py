@@ -46,6 +46,10 @@ class Pairing:
     """What the report shows of a case: ``text``, ``spans`` (highlighted), ``answer``."""
     same_inputs_except: tuple[str, ...] = ("model",)
     """Block fields that may differ between the two runs (the model under test)."""
+    columns: tuple[str, ...] = ()
+    """Typed finding columns that are enough for ``key``, ``cluster``, ``slices``, ``invalid`` and the
+    outcomes, for a technique whose findings are Parquet shards: only these are read for every case,
+    and whole findings only for the cases the report shows."""
     interval: Callable[[Finding], tuple[float, float] | None] | None = None
     """A certified interval of the case's unfairness (larger is worse), compared interval against
     interval: disjoint intervals are a certain change (an audit's per-seed bounds)."""
