@@ -139,7 +139,36 @@ def run(
     blocks, settings = load_spec(spec)
     thresholds = parse_fail_on(fail_on)
     base = out_dir or Path(settings.get("out", "fairprobe-runs"))
-    finish([run_block(with_rules(b), base / b.name, overwrite=overwrite, fail_on=thresholds) for b in blocks])
+    outcomes = [
+        run_block(with_rules(b), base / b.name, overwrite=overwrite, fail_on=thresholds) for b in blocks
+    ]
+    finish(outcomes + compare_groups(blocks, base))
+
+
+def compare_groups(blocks, base: Path) -> list:
+    """For blocks expanded from ``models: [A, B, ...]``: compare every model's run with the first
+    model's, into ``OUT/<group>/compare-<model>`` beside the runs."""
+    from fairprobe.compare import compare_runs, load_run
+    from fairprobe.compare.output import headline, prepare_out, write_outputs
+    from fairprobe.runfolder import now
+    from fairprobe.runner import RunOutcome
+
+    outcomes = []
+    groups: dict[str, list] = {}
+    for b in blocks:
+        if b.group is not None:
+            groups.setdefault(b.group, []).append(b)
+    for group, members in groups.items():
+        first = load_run(base / members[0].name)
+        for b in members[1:]:
+            started = now()
+            comparison = compare_runs(first, load_run(base / b.name))
+            folder = base / group / f"compare-{Path(b.name).name}"
+            prepare_out(folder)
+            summary = write_outputs(folder, comparison, started, now())
+            out.print(escape(headline(comparison)), highlight=False, soft_wrap=True)
+            outcomes.append(RunOutcome(folder, summary))
+    return outcomes
 
 
 @app.command()

@@ -173,6 +173,9 @@ class BlockSpec:
     thresholds: list[Threshold]
     allow_empty: bool = False
     max_invalid_rate: float = DEFAULT_MAX_INVALID_RATE
+    group: str | None = None
+    """Blocks expanded from one block's ``models: [..]`` share a group (the block's name); each runs
+    into ``OUT/<group>/<model>`` and every model is compared with the first."""
 
     def resolved(self) -> dict[str, Any]:
         """The block as run: defaults filled in; compared on resume."""
@@ -377,34 +380,70 @@ def parse_spec(
             loc: tuple[Any, ...] = (key, index) if isinstance(value, list) else (key,)
             if not isinstance(item, dict):
                 raise SpecError(f"{source}:{line_of(root, loc)}: block '{key}' must be a mapping of options")
-            try:
-                block = techniques[key].model_validate(item)
-            except ValidationError as exc:
-                raise SpecError(_validation_message(exc, source, root, loc)) from None
-            name = block.name or (key if len(items) == 1 else f"{key}-{index + 1}")
-            if name in names:
-                raise SpecError(
-                    f"{source}:{line_of(root, loc)}: two blocks are named '{name}'; give each a unique name"
+            models = _models_of(item, source, line_of(root, (*loc, "models")))
+            for model in models or [None]:
+                one = {k: v for k, v in item.items() if k != "models"}
+                if model is not None:
+                    one["model"] = model
+                try:
+                    block = techniques[key].model_validate(one)
+                except ValidationError as exc:
+                    raise SpecError(_validation_message(exc, source, root, loc)) from None
+                name = block.name or (key if len(items) == 1 else f"{key}-{index + 1}")
+                group = name if models else None
+                if group is not None:
+                    name = f"{group}/{model_folder(str(model))}"
+                if name in names:
+                    raise SpecError(
+                        f"{source}:{line_of(root, loc)}: two blocks are named '{name}'; give each a unique name"
+                    )
+                names.add(name)
+                thresholds = shared_thresholds + [Threshold.parse(t) for t in block.thresholds]
+                blocks.append(
+                    BlockSpec(
+                        key,
+                        name,
+                        block,
+                        block.seed if block.seed is not None else seed,
+                        thresholds,
+                        allow_empty=block.allow_empty if block.allow_empty is not None else allow_empty,
+                        max_invalid_rate=(
+                            block.max_invalid_rate
+                            if block.max_invalid_rate is not None
+                            else float(max_invalid)
+                        ),
+                        group=group,
+                    )
                 )
-            names.add(name)
-            thresholds = shared_thresholds + [Threshold.parse(t) for t in block.thresholds]
-            blocks.append(
-                BlockSpec(
-                    key,
-                    name,
-                    block,
-                    block.seed if block.seed is not None else seed,
-                    thresholds,
-                    allow_empty=block.allow_empty if block.allow_empty is not None else allow_empty,
-                    max_invalid_rate=(
-                        block.max_invalid_rate if block.max_invalid_rate is not None else float(max_invalid)
-                    ),
-                )
-            )
     if not blocks:
         known = ", ".join(sorted(techniques))
         raise SpecError(f"{source}: no technique block; add one of: {known}")
     return blocks
+
+
+def _models_of(item: dict[str, Any], source: str, line: int | None) -> list[str] | None:
+    """A block's ``models: [A, B, ...]`` (every model run over the same test cases), or ``None``."""
+    if "models" not in item:
+        return None
+    models = item["models"]
+    if "model" in item:
+        raise SpecError(f"{source}:{line}: give either model: or models: in a block, not both")
+    if not isinstance(models, list) or len(models) < 2 or not all(isinstance(m, str) and m for m in models):
+        raise SpecError(f"{source}:{line}: models: must be a list of two or more model URIs")
+    if len(set(models)) != len(models):
+        raise SpecError(f"{source}:{line}: models: names the same model twice")
+    return models
+
+
+def model_folder(uri: str) -> str:
+    """A folder name for a model URI: readable, without query options or credentials, unique."""
+    import hashlib
+    import re
+
+    visible = uri.split("?", 1)[0].split("#", 1)[-1] if "#" in uri else uri.split("?", 1)[0]
+    visible = visible.rsplit("@", 1)[-1]
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", visible).strip("-.")[:48] or "model"
+    return f"{slug}-{hashlib.sha256(uri.encode()).hexdigest()[:6]}"
 
 
 def load_spec(path: str | Path) -> tuple[list[BlockSpec], dict[str, Any]]:

@@ -160,3 +160,23 @@ def test_bad_compare_input_is_one_line(cli, two_runs):
     (two_runs / "busy" / "mine.txt").write_text("x")
     assert_one_red_line(cli("compare", "runs/base", "runs/new", "--out", "busy"), "did not write")
     assert (two_runs / "busy" / "mine.txt").read_text() == "x"
+
+
+def test_a_spec_block_with_models_runs_each_and_compares_with_the_first(cli, tmp_path):
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in TEXTS))
+    (tmp_path / "base.py").write_text(BASE)
+    (tmp_path / "new.py").write_text(GENDER_BIASED)
+    (tmp_path / "spec.yaml").write_text(
+        "out: runs\nhinter:\n  models: [py:base:classify, py:new:classify]\n  data: data.jsonl\n"
+        "  attributes: [race, gender]\n  order: 1\n  invariant: false\n"
+    )
+    r = cli("run", "spec.yaml")
+    assert r.returncode == 1, r.stdout + r.stderr
+    folders = sorted(p.name for p in (tmp_path / "runs" / "hinter").iterdir())
+    assert len(folders) == 3 and folders[0].startswith("compare-py-new-classify")
+    assert folders[1].startswith("py-base-classify") and folders[2].startswith("py-new-classify")
+    cmp = tmp_path / "runs" / "hinter" / folders[0]
+    assert _slices(cmp)["gender"]["verdict"] == "regressed"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("hinter:\n  models: [py:base:classify]\n  data: data.jsonl\n")
+    assert_one_red_line(cli("run", "bad.yaml"), "two or more model URIs")
