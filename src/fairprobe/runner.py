@@ -20,6 +20,7 @@ from typing import Any
 from fairprobe import __version__
 from fairprobe.caching import CachedChatModel, CachedClassifier
 from fairprobe.errors import DataError, FairprobeError, InternalError, RunStateError
+from fairprobe.models.uri import redact_secrets
 from fairprobe.progress import ProgressReporter
 from fairprobe.registry import get as get_technique
 from fairprobe.report.html import render_html
@@ -388,6 +389,7 @@ def render_reports(
             **(store.get_state("info", {}) or {}),
             **analysis.info,
         }
+        summary = redact_secrets(summary)  # a key in a model URI never reaches a report
         if isinstance(findings, FindingsTable):
             write_json_lines(run_dir / "findings.jsonl", findings.json_lines())
         else:
