@@ -156,7 +156,7 @@ class OpenAIChat:
                 )
             model = served[0]
         self.model = model
-        if model in served:
+        if model in served or not probe:  # probe=false: keyed on the URI's name, as a probe naming it
             weights = model
         else:  # a single-model server (llama.cpp) answers whatever name is asked for
             weights = ",".join(sorted(served))
