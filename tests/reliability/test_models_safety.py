@@ -27,9 +27,19 @@ from reliability.helpers import assert_one_red_line
 USER_KEY = "sk-USERINFOsecret7f3a"
 QUERY_KEY = "sk-QUERYsecret91b2"
 AUDIT_SMALL = [
-    "--data", "adult", "--group-col", "sex", "--pool-size", "60", "--budget", "12",
-    "--cerm-steps", "5", "--refits", "1", "--seeds", "1",
+    "--data", "people.csv", "--group-col", "sex", "--label-col", "label", "--positive-label", "1",
+    "--budget", "12", "--seeds", "1", "--strategy", "stratified",
 ]  # fmt: skip
+"""A small audit: 40 people, both labels in both groups, the model-free stratified sampler."""
+PEOPLE_IDS = [f"p{i}" for i in range(40)]
+
+
+@pytest.fixture(autouse=True)
+def people(tmp_path: Path) -> None:
+    rows = "".join(
+        f"p{i},applicant {i} with a record of work,{'MF'[i % 2]},{1 if i % 4 < 2 else 0}\n" for i in range(40)
+    )
+    (tmp_path / "people.csv").write_text("id,text,sex,label\n" + rows, encoding="utf-8")
 
 
 def _with_userinfo(base_url: str) -> str:
@@ -210,14 +220,15 @@ def test_a_null_answer_is_retried_and_never_cached(tmp_path: Path) -> None:
 NONFINITE_MODEL = """
 from fairprobe.models import Prediction
 def classify(texts):
-    return [Prediction(frozenset([">50K"]), {">50K": float("{value}"), "<=50K": float("{value}")}) for t in texts]
+    return [Prediction(frozenset(["1"]), {"1": float("{value}"), "0": float("{value}")}) for t in texts]
 """
 
 
-@pytest.mark.parametrize("value", ["nan", "inf"])
-def test_non_finite_model_scores_are_invalid_never_a_pass(cli, tmp_path: Path, value: str) -> None:
+@pytest.mark.parametrize(("value", "strategy"), [("nan", "bafa"), ("inf", "stratified")])
+def test_non_finite_model_scores_are_invalid_never_a_pass(cli, tmp_path: Path, value, strategy) -> None:
     (tmp_path / "nonfinite.py").write_text(NONFINITE_MODEL.replace("{value}", value))
-    r = cli("audit", "--model", "py:nonfinite:classify", *AUDIT_SMALL, "--out", "run")
+    options = [*AUDIT_SMALL[:-1], strategy, "--cerm-steps", "5", "--refits", "1"]
+    r = cli("audit", "--model", "py:nonfinite:classify", *options, "--out", "run")
     assert r.returncode == 1, r.stdout + r.stderr
     assert "INCONCLUSIVE" in r.stdout and "INVALID" in r.stdout
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
@@ -226,26 +237,22 @@ def test_non_finite_model_scores_are_invalid_never_a_pass(cli, tmp_path: Path, v
     assert m["invalid"] == m["tested"] > 0 and m["invalid_rate"] == 1.0
 
 
-@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
-def test_a_scores_file_without_a_finite_score_is_an_input_error(cli, tmp_path: Path, value: str) -> None:
-    from fairprobe.methods.audit.pool import adult_rows
-
-    with open(tmp_path / "scores.csv", "w", newline="", encoding="utf-8") as fh:
+def _scores_file(path: Path, values: list[object]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["id", "score"])
-        w.writerows([r["id"], value] for r in adult_rows("test"))
+        w.writerows(zip(PEOPLE_IDS, values, strict=True))
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_scores_file_without_a_finite_score_is_an_input_error(cli, tmp_path: Path, value: str) -> None:
+    _scores_file(tmp_path / "scores.csv", [value] * len(PEOPLE_IDS))
     r = cli("audit", "--scores", "scores.csv", *AUDIT_SMALL, "--out", "run")
     assert_one_red_line(r, "scores.csv", "finite")
 
 
 def test_non_finite_entries_of_a_scores_file_are_counted_invalid(cli, tmp_path: Path) -> None:
-    from fairprobe.methods.audit.pool import adult_rows
-
-    rows = adult_rows("test")
-    with open(tmp_path / "scores.csv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["id", "score"])
-        w.writerows([r["id"], "nan" if i % 2 else 0.3] for i, r in enumerate(rows))
+    _scores_file(tmp_path / "scores.csv", ["nan" if i % 3 == 0 else 0.3 for i in range(len(PEOPLE_IDS))])
     r = cli("audit", "--scores", "scores.csv", *AUDIT_SMALL, "--out", "run")
     m = json.loads((tmp_path / "run" / "summary.json").read_text())["metrics"]
     assert m["invalid"] > 0 and m["invalid_rate"] == pytest.approx(m["invalid"] / m["tested"])
