@@ -75,6 +75,21 @@ def test_a_key_in_the_model_uri_reaches_no_file_and_no_screen(cli, tmp_path: Pat
     assert USER_KEY not in r.stdout + r.stderr
 
 
+def test_a_key_in_the_model_uri_of_a_hinter_run_is_never_stored(cli, tmp_path: Path) -> None:
+    """FAKE server (echo answers); hinter records the oracle's URI among the run's facts."""
+    (tmp_path / "reviews.csv").write_text("id,text,label\nr1,a good film by a black woman,POS\n")
+    with FaultServer() as fault:
+        uri = f"openai+{_with_userinfo(fault.base_url)}#{fault.model_id}"
+        r = cli(
+            "hinter", "--model", uri, "--data", "reviews.csv", "--task", "imdb", "--few-shot", "0",
+            "--attributes", "gender", "--order", "1", "--out", "run",
+        )  # fmt: skip
+        assert fault.post_count > 0
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    assert "probe-user:***@" in json.loads((tmp_path / "run" / "summary.json").read_text())["model"]["uri"]
+    assert _hits(tmp_path, USER_KEY) == [] and USER_KEY not in r.stdout + r.stderr
+
+
 def test_a_key_in_the_query_is_refused_in_one_line_and_never_written(cli, tmp_path: Path) -> None:
     with FaultServer() as fault:
         uri = f"openai+{_with_userinfo(fault.base_url)}?api_key={QUERY_KEY}&TOKEN={QUERY_KEY}#fault-model"
