@@ -11,7 +11,8 @@ Two kinds of answer are never used as they came:
 
 - an empty chat answer (content ``null``, ``""`` or blank) is returned but never stored, so a
   transient empty answer is asked again on the next run instead of staying INVALID for ever
-  (the HTTP backends already retry it within their retry budget);
+  (the HTTP backends already retry it within their retry budget); an LLM classifier over a cached
+  chat model does not store its INVALID labels either, for the same reason;
 - a prediction with a score that is not a finite number (``nan``, ``inf``) is an INVALID answer
   (:func:`~fairprobe.models.base.checked_prediction`): counted as invalid by every technique, never
   used as a number.
@@ -23,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fairprobe.models.base import (
+    INVALID,
     ChatModel,
     ChatRequest,
     ChatResponse,
@@ -123,6 +125,10 @@ class CachedClassifier(_CachedCalls):
             and not isinstance(chat_model, CachedChatModel)
         ):
             inner.chat_model = CachedChatModel(chat_model, stores)  # type: ignore[attr-defined]
+        if isinstance(getattr(inner, "chat_model", None), CachedChatModel):
+            # Its chat answers are cached below: an INVALID label is not stored here, so an empty
+            # answer (never cached) is asked again next run; an unparsable one is re-read for free.
+            self.keep = lambda prediction: INVALID not in prediction.labels
 
     def predict(self, texts: list[str], on_chunk: Callable[[int], None] | None = None) -> list[Prediction]:
         keys = [sha256_hex(t) for t in texts]

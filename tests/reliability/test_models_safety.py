@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from servers import FaultServer, free_port
 
-from fairprobe.caching import CachedChatModel
+from fairprobe.caching import CachedChatModel, CachedClassifier
 from fairprobe.errors import ModelError
-from fairprobe.models import ChatRequest, load_chat
+from fairprobe.models import INVALID, ChatRequest, ClassificationTask, LLMClassifier, load_chat
 from fairprobe.store import Store
 from reliability.helpers import assert_one_red_line
 
@@ -229,6 +229,19 @@ def test_a_null_answer_is_retried_and_never_cached(tmp_path: Path) -> None:
         assert model.chat([request])[0].text == ""  # the budget is spent: returned, not stored
         assert store.get_responses(model.fingerprint.key, [request.cache_key()]) == {}
         assert model.chat([request])[0].text == "echo: hello" and fault.post_count == 2
+
+
+def test_an_llm_classifier_asks_again_after_an_empty_answer(tmp_path: Path) -> None:
+    """FAKE server: ``content: null`` (no retry left), then a label."""
+    task = ClassificationTask(labels=["POS", "NEG"])
+    with FaultServer(script=[("status", 200, NULL_ANSWER), ("ok", "POS")]) as fault:
+        with Store(tmp_path / "run.db") as store:
+            first = CachedClassifier(LLMClassifier(load_chat(fault.uri + "?retries=0"), task), [store])
+            assert first.predict(["a film"])[0].labels == {INVALID}
+        with Store(tmp_path / "run.db") as store:  # the next run, same store
+            again = CachedClassifier(LLMClassifier(load_chat(fault.uri + "?retries=0"), task), [store])
+            assert again.predict(["a film"])[0].labels == {"POS"}
+        assert fault.post_count == 2
 
 
 # -- 3. non-finite scores ----------------------------------------------------------------------
