@@ -6,6 +6,16 @@ request key), and only the misses are sent to the model, in chunks; each answere
 in one transaction before the next is sent, so a killed run loses at most one chunk. A model that
 answers one request at a time (``chat_each``, the HTTP backends) has each answer stored as it
 arrives: a request that finally fails, or a kill -9, loses no answered request of its chunk.
+
+Two kinds of answer are never used as they came:
+
+- an empty chat answer (content ``null``, ``""`` or blank) is returned but never stored, so a
+  transient empty answer is asked again on the next run instead of staying INVALID for ever
+  (the HTTP backends already retry it within their retry budget); an LLM classifier over a cached
+  chat model does not store its INVALID labels either, for the same reason;
+- a prediction with a score that is not a finite number (``nan``, ``inf``) is an INVALID answer
+  (:func:`~fairprobe.models.base.checked_prediction`): counted as invalid by every technique, never
+  used as a number.
 """
 
 from __future__ import annotations
@@ -14,12 +24,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fairprobe.models.base import (
+    INVALID,
     ChatModel,
     ChatRequest,
     ChatResponse,
     Classifier,
     Fingerprint,
     Prediction,
+    checked_prediction,
     sha256_hex,
 )
 from fairprobe.store import Store
@@ -27,6 +39,9 @@ from fairprobe.store import Store
 
 class _CachedCalls:
     """Shared lookup / call / write-back logic for both protocols."""
+
+    keep: Callable[[Any], bool] = staticmethod(lambda output: True)
+    """Whether an answer may be stored (an empty chat answer is not)."""
 
     def __init__(self, fingerprint: Fingerprint, stores: Sequence[Store], chunk_size: int):
         self.fingerprint = fingerprint
@@ -71,6 +86,8 @@ class _CachedCalls:
             if call_each is not None:
 
                 def store_one(index: int, output: Any, chunk: list[str] = chunk) -> None:
+                    if not self.keep(output):
+                        return
                     one = {chunk[index]: encode(output)}
                     for store in self._stores:
                         store.put_responses(self._fp, one)
@@ -85,8 +102,9 @@ class _CachedCalls:
                     f"model {self.fingerprint.model_id} returned {len(outputs)} answers for {len(chunk)} inputs"
                 )
             encoded = {k: encode(o) for k, o in zip(chunk, outputs, strict=True)}
+            kept = {k: v for (k, v), o in zip(encoded.items(), outputs, strict=True) if self.keep(o)}
             for store in self._stores:
-                store.put_responses(self._fp, encoded)
+                store.put_responses(self._fp, kept)
             found.update(encoded)
             self.calls += len(chunk)
             if on_chunk:
@@ -107,16 +125,28 @@ class CachedClassifier(_CachedCalls):
             and not isinstance(chat_model, CachedChatModel)
         ):
             inner.chat_model = CachedChatModel(chat_model, stores)  # type: ignore[attr-defined]
+        if isinstance(getattr(inner, "chat_model", None), CachedChatModel):
+            # Its chat answers are cached below: an INVALID label is not stored here, so an empty
+            # answer (never cached) is asked again next run; an unparsable one is re-read for free.
+            self.keep = lambda prediction: INVALID not in prediction.labels
 
     def predict(self, texts: list[str], on_chunk: Callable[[int], None] | None = None) -> list[Prediction]:
         keys = [sha256_hex(t) for t in texts]
-        return self._resolve(
-            keys, list(texts), self.inner.predict, Prediction.to_json, Prediction.from_json, on_chunk
-        )
+
+        def call(batch: list[str]) -> list[Prediction]:
+            return [checked_prediction(p) for p in self.inner.predict(batch)]
+
+        def decode(data: Any) -> Prediction:  # answers cached before non-finite scores were checked
+            return checked_prediction(Prediction.from_json(data))
+
+        return self._resolve(keys, list(texts), call, Prediction.to_json, decode, on_chunk)
 
 
 class CachedChatModel(_CachedCalls):
-    """A :class:`ChatModel` whose responses are cached by (fingerprint, request incl. seed + repeat)."""
+    """A :class:`ChatModel` whose responses are cached by (fingerprint, request incl. seed + repeat);
+    an empty answer is returned but not cached."""
+
+    keep = staticmethod(lambda response: bool(response.text.strip()))
 
     def __init__(self, inner: ChatModel, stores: Sequence[Store], chunk_size: int = 16):
         super().__init__(inner.fingerprint, stores, chunk_size)

@@ -19,6 +19,7 @@ from typing import Any
 from fairprobe import __version__
 from fairprobe.caching import CachedChatModel, CachedClassifier
 from fairprobe.errors import DataError, FairprobeError, InternalError, RunInterrupted, RunStateError
+from fairprobe.models.uri import redact_secrets, redact_uri
 from fairprobe.progress import ProgressReporter
 from fairprobe.registry import get as get_technique
 from fairprobe.report.html import render_html
@@ -126,8 +127,9 @@ class RunContext:
         return self.store.add_findings(findings, state)
 
     def record_info(self, **items: Any) -> None:
-        """Facts about the run for the summary (e.g. which parser model ran)."""
-        self.info.update(items)
+        """Facts about the run for the summary (e.g. which parser model ran); a key in a model URI
+        among them is stored as ``***``."""
+        self.info.update(redact_secrets(items))
         self.store.set_state("info", self.info)
 
     def progress(self, label: str, total: int) -> ProgressReporter:
@@ -135,7 +137,7 @@ class RunContext:
 
     def log(self, message: str) -> None:
         if not self.quiet:
-            print(f"[{self.name}] {message}", file=sys.stderr, flush=True)
+            print(f"[{self.name}] {redact_uri(message)}", file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -380,6 +382,7 @@ def render_reports(
             **(store.get_state("info", {}) or {}),
             **analysis.info,
         }
+        summary = redact_secrets(summary)  # a key in a model URI never reaches a report
         if isinstance(findings, FindingsTable):
             write_json_lines(claim(run_dir, store, "findings.jsonl"), findings.json_lines())
         else:

@@ -178,11 +178,15 @@ class BlockSpec:
     into ``OUT/<group>/<model>`` and every model is compared with the first."""
 
     def resolved(self) -> dict[str, Any]:
-        """The block as run: defaults filled in; compared on resume."""
+        """The block as run: defaults filled in; compared on resume. Secrets in model URIs are
+        ``***`` (:func:`~fairprobe.models.uri.redact_uri`): this is what ``spec.yaml``, ``run.db``
+        and ``summary.json`` hold, and a key never changes findings, so the resume check skips it."""
+        from fairprobe.models.uri import redact_secrets
+
         return {
             "technique": self.technique,
             "seed": self.seed,
-            "block": self.block.model_dump(mode="json", exclude=_VERDICT_ONLY),
+            "block": redact_secrets(self.block.model_dump(mode="json", exclude=_VERDICT_ONLY)),
         }
 
     def resolved_hash(self) -> str:

@@ -243,6 +243,7 @@ def summary_markdown(summary: dict[str, Any], comparison: Comparison) -> str:
 
 
 def write_outputs(out: Path, comparison: Comparison, started: str, finished: str) -> dict[str, Any]:
+    from fairprobe.models.uri import redact_secrets
     from fairprobe.report.html import render_html
     from fairprobe.report.writers import atomic_write, write_findings, write_junit, write_summary
 
@@ -264,6 +265,7 @@ def write_outputs(out: Path, comparison: Comparison, started: str, finished: str
         "reasons": verdict.reasons,
         "passed": verdict.passed,
     }
+    summary = redact_secrets(summary)  # a key in a model URI never reaches a report
     findings = [{**p, "became_worse": p.get("status") == "became worse"} for p in comparison.pairs]
     analysis = _analysis(comparison)
     write_findings(out / "findings.jsonl", findings)

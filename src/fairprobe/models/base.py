@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -56,6 +57,20 @@ class Prediction:
         if isinstance(value, (set, frozenset, list, tuple)) and all(isinstance(v, str) for v in value):
             return cls(frozenset(value))
         raise TypeError(f"cannot turn {type(value).__name__} {value!r} into a Prediction")
+
+
+def checked_prediction(prediction: Prediction) -> Prediction:
+    """``prediction``, or an :data:`INVALID` prediction when one of its scores is not a finite
+    number: a ``nan`` or ``inf`` score is an unusable answer, counted as invalid, never a number
+    that enters a metric."""
+    for value in prediction.scores.values():
+        try:
+            finite = math.isfinite(float(value))
+        except (TypeError, ValueError):
+            finite = False
+        if not finite:
+            return Prediction(frozenset([INVALID]))
+    return prediction
 
 
 @dataclass(frozen=True)

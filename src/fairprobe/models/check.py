@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from fairprobe.models.base import ChatRequest, Classifier
-from fairprobe.models.uri import load_model
+from fairprobe.models.uri import load_model, redact_uri
 
 CHECK_TEXT = "This movie was wonderful: I loved every minute of it."
 CHECK_PROMPT = "Say hello."
@@ -40,7 +40,7 @@ def check_model(uri: str, **options: Any) -> dict[str, Any]:
     fp = model.fingerprint
     inputs = getattr(model, "fingerprint_inputs", None)
     return {
-        "uri": uri,
+        "uri": redact_uri(uri),
         "kind": kind,
         "fingerprint": fp.to_json(),
         "fingerprint_key": fp.key,

@@ -6,13 +6,26 @@ retried with exponential backoff plus jitter on HTTP 429 / 5xx, connection error
 malformed bodies, waiting ``Retry-After`` seconds when the server sends it.
 
 Secrets: the API key lives only in the HTTP client's headers. It never enters the fingerprint,
-a log line, a ``repr`` or an error message (server error text is redacted before it is shown).
+a log line, a ``repr`` or an error message (server error text is redacted before it is shown); a
+key written into the base URL (``http://user:KEY@host/v1``) is sent as HTTP basic auth and shown
+everywhere as ``***`` (:func:`~fairprobe.models.uri.redact_uri`).
+
+The served model id keys the response cache (it is part of the fingerprint), so it must read the
+same on every run: a ``GET /models`` that answers 404, an HTML page or JSON without a ``data`` list
+is an error (exit 2) naming the URL and what came back, never a silently new cache key. A server
+without that endpoint is used with ``?probe=false``: the fingerprint then keys on the model name
+in the URI.
+
+An answer whose content is ``null`` or empty is retried like a malformed one (within ``retries``),
+unless the server says it stopped at ``max_tokens``; an empty answer that is finally returned is
+never cached (:mod:`fairprobe.caching`), so the next run asks again.
 """
 
 from __future__ import annotations
 
 import email.utils
 import logging
+import math
 import random
 import re
 import time
@@ -27,6 +40,7 @@ import httpx
 from fairprobe.errors import ContextLengthError, ModelError, ModelOutputError
 from fairprobe.models.base import ChatRequest, ChatResponse, Fingerprint
 from fairprobe.models.context import is_context_overflow
+from fairprobe.models.uri import redact_uri
 
 log = logging.getLogger("fairprobe.models.openai")
 
@@ -37,6 +51,10 @@ _LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 class _Malformed(Exception):
     """A 200 answer whose body is not a usable chat completion."""
+
+
+class _Unreadable(Exception):
+    """A 200 ``GET /models`` answer that is not a model list."""
 
 
 def _retry_after_seconds(response: httpx.Response) -> float | None:
@@ -101,9 +119,19 @@ class OpenAIChat:
         probe: bool = True,
     ):
         self.base_url = base_url.rstrip("/")
-        if concurrency < 1 or retries < 0 or timeout <= 0 or backoff < 0:
+        self.shown_url = redact_uri(self.base_url)
+        """The base URL as it may be printed or stored (a key in it replaced by ``***``)."""
+        if not (
+            concurrency >= 1
+            and retries >= 0
+            and math.isfinite(timeout)
+            and timeout > 0
+            and math.isfinite(backoff)
+            and backoff >= 0
+        ):
             raise ModelError(
-                f"bad options for {self.base_url}: need concurrency >= 1, retries >= 0, timeout > 0, backoff >= 0"
+                f"bad options for {self.shown_url}: need concurrency >= 1, retries >= 0, timeout > 0, "
+                "backoff >= 0, all finite"
             )
         self.concurrency = int(concurrency)
         self.timeout = float(timeout)
@@ -124,28 +152,34 @@ class OpenAIChat:
         if model is None:
             if not served:
                 raise ModelError(
-                    f"{self.base_url} lists no models and the URI names none; add one: openai+{self.base_url}#MODEL"
+                    f"{self.shown_url} lists no models and the URI names none; add one: openai+{self.shown_url}#MODEL"
                 )
             model = served[0]
         self.model = model
-        if model in served:
+        if model in served or not probe:  # probe=false: keyed on the URI's name, as a probe naming it
             weights = model
         else:  # a single-model server (llama.cpp) answers whatever name is asked for
             weights = ",".join(sorted(served))
         self.fingerprint = Fingerprint(
-            backend=backend, model_id=model, weights=weights, params={"base_url": self.base_url}
+            backend=backend, model_id=model, weights=weights, params={"base_url": self.shown_url}
         )
 
     # -- helpers ------------------------------------------------------------------------------
     def _redact(self, text: str) -> str:
         if self._secret:
             text = text.replace(self._secret, "***")
-        return _KEY_PATTERN.sub("sk-***", text)
+        password = urlsplit(self.base_url).password
+        if password and len(password) >= 6:  # a key in the URL, echoed by the server
+            text = text.replace(password, "***")
+        return _KEY_PATTERN.sub("sk-***", redact_uri(text))
 
     def _unreachable(self) -> ModelError:
-        return ModelError(f"cannot reach {self.base_url}: is the server running? {start_hint(self.base_url)}")
+        return ModelError(
+            f"cannot reach {self.shown_url}: is the server running? {start_hint(self.base_url)}"
+        )
 
     def _http_error(self, response: httpx.Response, url: str) -> ModelError:
+        url = redact_uri(url)
         snippet = self._redact(" ".join(response.text.split())[:200])
         code = response.status_code
         if code in (401, 403):
@@ -164,9 +198,12 @@ class OpenAIChat:
     def served_models(self) -> list[str]:
         """Model ids from ``GET /models``, retried like a chat request on a transient failure
         (timeout, 429, 5xx), since the served id is part of the fingerprint: a flaky ``/models`` must
-        not give the same model another cache key. A server without ``/models`` (404), or one that
-        does not say, consistently gives ``[]``."""
+        not give the same model another cache key. An answer that is not a model list (404 or another
+        4xx, an HTML page, JSON without ``data``) is a :class:`ModelError` naming what came back:
+        guessing would give the same model another cache key (use ``?probe=false`` for a server
+        without ``/models``)."""
         url = f"{self.base_url}/models"
+        shown = redact_uri(url)
         problem = ""
         for attempt in range(self.retries + 1):
             try:
@@ -180,25 +217,45 @@ class OpenAIChat:
                 if code in (401, 403):
                     raise self._http_error(response, url)
                 if code == 200:
-                    return self._model_ids(response)
+                    try:
+                        return self._model_ids(response)
+                    except _Unreadable as exc:
+                        raise self._no_model_list(shown, str(exc)) from None
                 if code != 429 and code < 500:
-                    return []  # no /models endpoint: the same answer every time
+                    raise self._no_model_list(shown, f"HTTP {code}: {self._body_snippet(response)}")
                 problem, retry_after = f"HTTP {code}", _retry_after_seconds(response)
             if attempt < self.retries:
                 time.sleep(self._delay(attempt, retry_after))
         raise ModelError(
-            f"{url} failed {self.retries + 1} times (last: {problem}); the served model id keys the "
+            f"{shown} failed {self.retries + 1} times (last: {problem}); the served model id keys the "
             "response cache, so fairprobe does not guess it; check the server, or raise retries "
             "(add ?retries=8&timeout=120 to the model URI)"
         )
 
-    @staticmethod
-    def _model_ids(response: httpx.Response) -> list[str]:
+    def _body_snippet(self, response: httpx.Response) -> str:
+        kind = response.headers.get("content-type", "").split(";")[0].strip()
+        text = " ".join(response.text.split())
+        if kind == "text/html" or text.lower().startswith(("<!doctype", "<html")):
+            return "an HTML page"
+        return repr(self._redact(text[:80])) if text else "(empty body)"
+
+    def _no_model_list(self, shown: str, what: str) -> ModelError:
+        return ModelError(
+            f"GET {shown} gave no model list ({what}); the served model id keys the response cache, so "
+            "fairprobe does not guess it: fix the base URL (it usually ends in /v1), or add ?probe=false "
+            "to the model URI for a server without /models (the cache then keys on the #MODEL name)"
+        )
+
+    def _model_ids(self, response: httpx.Response) -> list[str]:
+        """The ids of a ``{"data": [{"id": ...}, ...]}`` body; :class:`_Unreadable` otherwise."""
         try:
-            data = response.json().get("data", [])
-            return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
-        except (ValueError, AttributeError, TypeError):
-            return []
+            data = response.json()
+        except ValueError:
+            raise _Unreadable(f"HTTP 200 with {self._body_snippet(response)}, not JSON") from None
+        items = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(items, list):
+            raise _Unreadable(f"HTTP 200 with JSON that has no data list: {self._body_snippet(response)}")
+        return [str(m["id"]) for m in items if isinstance(m, dict) and "id" in m]
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -214,7 +271,8 @@ class OpenAIChat:
             raise _Malformed("body is not JSON") from None
         try:
             choice = data["choices"][0]
-            text = (choice.get("message") or {}).get("content") or ""
+            text = (choice.get("message") or {}).get("content")
+            text = "" if text is None else text
             usage = data.get("usage") or {}
             if not isinstance(text, str):
                 raise TypeError("content is not a string")
@@ -255,6 +313,7 @@ class OpenAIChat:
 
     def _send(self, request: ChatRequest) -> ChatResponse:
         url = f"{self.base_url}/chat/completions"
+        shown = redact_uri(url)
         body = self.request_body(request)
         kinds: list[str] = []
         problem = ""
@@ -277,10 +336,15 @@ class OpenAIChat:
                 code = response.status_code
                 if code == 200:
                     try:
-                        return self._parse(response, latency)
+                        answer = self._parse(response, latency)
                     except _Malformed as exc:
                         kinds.append("malformed")
                         problem = str(exc)
+                    else:
+                        if answer.text.strip() or answer.finish_reason == "length" or attempt == self.retries:
+                            return answer  # an empty final answer is returned, and never cached
+                        kinds.append("empty")
+                        problem = "empty answer (content null or empty)"
                 elif code == 429 or code >= 500:
                     kinds.append(f"http{code}")
                     problem = f"HTTP {code}"
@@ -290,18 +354,18 @@ class OpenAIChat:
             if attempt == self.retries:
                 break
             delay = self._delay(attempt, retry_after)
-            log.warning("%s: %s; retry %d/%d in %.2f s", url, problem, attempt + 1, self.retries, delay)
+            log.warning("%s: %s; retry %d/%d in %.2f s", shown, problem, attempt + 1, self.retries, delay)
             time.sleep(delay)
         attempts = len(kinds)
         if kinds[-1] == "connect":
             raise self._unreachable()
         if kinds[-1] == "malformed":
             raise ModelOutputError(
-                f"{url} gave a malformed chat completion {attempts} times ({problem}); "
+                f"{shown} gave a malformed chat completion {attempts} times ({problem}); "
                 "check that the server speaks the OpenAI chat API"
             )
         raise ModelError(
-            f"{url} failed {attempts} times (last: {problem}); check the server, or raise retries / "
+            f"{shown} failed {attempts} times (last: {problem}); check the server, or raise retries / "
             f"timeout (now {self.retries} / {self.timeout:g} s): add ?retries=8&timeout=120 to the "
             "model URI, in the spec or on the command line"
         )
@@ -357,4 +421,4 @@ class OpenAIChat:
         self._client.close()
 
     def __repr__(self) -> str:
-        return f"OpenAIChat({self.base_url!r}, model={self.model!r})"
+        return f"OpenAIChat({self.shown_url!r}, model={self.model!r})"

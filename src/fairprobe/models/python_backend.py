@@ -11,6 +11,9 @@ The fingerprint's weights hash covers what the model is made of, so retrained we
 served old answers from the response cache:
 
 - the module's source file;
+- the source of every module it uses from its own folder or below (``import helper``,
+  ``from helper import f``, and what those use in turn) — project helpers such as ``helper.py``
+  next to ``model.py``; installed packages are left out;
 - every data file the module *reads while it is imported* (weights loaded at import time, found
   with a ``sys.audit`` hook; Python sources and files of installed packages are left out);
 - what an optional module-level ``fingerprint()`` returns: a string (e.g. a version) and/or paths
@@ -35,6 +38,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from fairprobe.errors import ModelError, ModelOutputError
@@ -116,9 +120,9 @@ def import_function(target: str, scheme: str) -> tuple[Callable[..., Any], Path 
     finally:
         recorded = _recording.paths
         _recording.paths = None
+    source = Path(module.__file__) if getattr(module, "__file__", None) else None
     if fresh:
         _reads[module_name] = sorted({p for p in map(_is_model_file, recorded) if p is not None})
-    source = Path(module.__file__) if getattr(module, "__file__", None) else None
     func = getattr(module, func_name, None)
     if not callable(func):
         where = f" ({source})" if source else ""
@@ -128,13 +132,56 @@ def import_function(target: str, scheme: str) -> tuple[Callable[..., Any], Path 
     return func, source
 
 
+def project_sources(module: Any, source: Path | None) -> list[Path]:
+    """Source files of the project modules ``module`` uses: modules it names (``import helper``,
+    ``from helper import f``, ``from pkg import helper``), and the ones those name in turn, whose
+    file lies in the folder of ``source`` or below it, outside installed packages.
+
+    Read from the module's namespace, not from what happened to be imported first, so the answer
+    is the same in every process."""
+    if source is None or module is None:
+        return []
+    folder = source.resolve().parent
+    seen: set[str] = {module.__name__}
+    out: set[Path] = set()
+    stack = [module]
+    while stack:
+        for value in list(vars(stack.pop()).values()):
+            try:
+                name = value.__name__ if isinstance(value, ModuleType) else getattr(value, "__module__", None)
+            except Exception:  # noqa: BLE001 - an odd object's attribute access: not a module reference
+                continue
+            if not isinstance(name, str) or name in seen:
+                continue
+            seen.add(name)
+            dep = sys.modules.get(name)
+            raw = getattr(dep, "__file__", None)
+            if not raw:
+                continue
+            path = Path(raw).resolve()
+            if path.suffix == ".py" and path.is_relative_to(folder) and _is_project_file(path):
+                out.add(path)
+                stack.append(dep)
+    return sorted(out - {source.resolve()})
+
+
+def _is_project_file(path: Path) -> bool:
+    text = str(path)
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    return not any(text.startswith(x) for x in prefixes if x) and "site-packages" not in path.parts
+
+
 def model_inputs(target: str, func: Callable[..., Any], source: Path | None) -> tuple[str, dict[str, str]]:
-    """(weights hash, ``{what: sha256}``) of a ``py:``/``py-chat:`` model: its source file, the files
-    it read at import, and its ``fingerprint()`` hook (see the module docstring)."""
+    """(weights hash, ``{what: sha256}``) of a ``py:``/``py-chat:`` model: its source file, the project
+    modules and files it imported / read at import, and its ``fingerprint()`` hook (see the module
+    docstring)."""
     module_name = target.rpartition(":")[0]
     parts: dict[str, str] = {}
     if source is not None and source.is_file():
         parts[f"source:{source}"] = file_sha256(source)
+    for path in project_sources(sys.modules.get(module_name), source):
+        if path.is_file():
+            parts[f"import:{path}"] = file_sha256(path)
     for path in _reads.get(module_name, []):
         if path.is_file() and path != source:
             parts[f"read:{path}"] = file_sha256(path)

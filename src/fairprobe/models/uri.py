@@ -21,13 +21,26 @@ so a spec file or a ``--model`` flag sets them:
 Options given to the loader in Python win over the URI's. ``timeout``, ``retries``,
 ``concurrency``, ``backoff`` and ``max_backoff`` never change answers: they are left out of the
 resume check and of the fingerprint. Decoding parameters (temperature, max_tokens,
-seed) are not options: every :class:`ChatRequest` carries its own.
+seed) are not options: every :class:`ChatRequest` carries its own. Every option value is checked
+here, before any backend sees it: ``timeout=nan``, ``concurrency=0`` or ``retries=-1`` is one
+:class:`~fairprobe.errors.ModelError` line (exit 2), as is a port out of range or a broken IPv6 host.
+
+Secrets: keys come from the environment (``?api_key_env=NAME``; ``OPENAI_API_KEY`` for
+``openai:``). A key written into a URI is never written or printed: :func:`redact_uri` replaces
+the password of ``http://user:KEY@host/v1`` (sent to the server as HTTP basic auth) and the value
+of an ``api_key`` / ``apikey`` / ``key`` / ``token`` / ``access_token`` query option (any case;
+refused with a one-line error, since such a key would live in a spec file) by ``***`` — in the
+resolved spec (``spec.yaml``, ``run.db``, ``summary.json``), fingerprints, reports and error
+lines. The resume check hashes the redacted spec, so a key is left out of it like ``timeout``:
+a key never changes answers, so a rotated key resumes the same run and reuses its cached answers.
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -59,6 +72,52 @@ class ModelURI:
         if self.scheme.startswith("openai+"):
             return f"openai+{self.target}" + (f"#{self.fragment}" if self.fragment else "")
         return f"{self.scheme}:{self.target}"
+
+    @property
+    def shown(self) -> str:
+        """The URI as it may be printed: secrets replaced by ``***`` (:func:`redact_uri`)."""
+        return redact_uri(str(self))
+
+
+SECRET_OPTIONS = ("api_key", "apikey", "api-key", "key", "token", "access_token", "auth_token")
+"""Query option names whose values are secrets (compared case-insensitively)."""
+_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<user>[^/?#@\s]*?)(?P<pw>:[^/?#@\s]*)?@")
+_SECRET_QUERY = re.compile(
+    r"(?P<head>[?&](?:" + "|".join(re.escape(n) for n in SECRET_OPTIONS) + r")=)(?P<value>[^&#\s]*)",
+    re.IGNORECASE,
+)
+
+
+def redact_uri(text: str) -> str:
+    """``text`` with every secret of a URI in it replaced by ``***``: the password of a
+    ``scheme://user:password@host`` (a lone ``scheme://token@host`` user is taken for a key too)
+    and the values of ``api_key``/``apikey``/``key``/``token``/``access_token`` query options.
+    Text without such parts is returned unchanged, so it is safe on any string."""
+    if "@" not in text and "=" not in text:
+        return text
+
+    def userinfo(m: re.Match[str]) -> str:
+        if m.group("pw") is not None:
+            return f"{m.group('head')}{m.group('user')}:***@"
+        return f"{m.group('head')}***@"
+
+    text = _USERINFO.sub(userinfo, text)
+    return _SECRET_QUERY.sub(lambda m: f"{m.group('head')}***" if m.group("value") else m.group(0), text)
+
+
+def redact_secrets(value: Any) -> Any:
+    """:func:`redact_uri` on every string inside ``value`` (dicts, lists, tuples; keys too)."""
+    if isinstance(value, str):
+        return redact_uri(value)
+    if isinstance(value, dict):
+        return {redact_secrets(k): redact_secrets(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(redact_secrets(v) for v in value)
+    return value
+
+
+def is_secret_option(name: str) -> bool:
+    return name.lower() in SECRET_OPTIONS
 
 
 def _option_value(text: str) -> Any:
@@ -94,9 +153,11 @@ def split_query(uri: str) -> tuple[str, dict[str, Any]]:
         key, eq, value = part.partition("=")
         if not eq or not key.strip():
             raise ModelError(
-                f"bad option {part!r} in model URI '{text}'; write NAME=VALUE, e.g. ?timeout=120&retries=8"
+                f"bad option {redact_uri('?' + part)[1:]!r} in model URI '{redact_uri(text)}'; "
+                "write NAME=VALUE, e.g. ?timeout=120&retries=8"
             )
-        options[key.strip()] = _option_value(value.strip())
+        name = key.strip()
+        options[name] = value.strip() if is_secret_option(name) else _option_value(value.strip())
     return head + (hash_ + fragment if hash_ else ""), options
 
 
@@ -104,20 +165,28 @@ def parse_uri(uri: str) -> ModelURI:
     """Split a model URI into scheme, target and fragment; raise :class:`ModelError` if malformed.
     Backend options in a ``?query`` are not part of it (see :func:`split_query`)."""
     text = split_query(uri)[0]
+    shown = redact_uri(text)
     scheme, sep, rest = text.partition(":")
     scheme = scheme.lower()
     if not sep or not scheme:
-        raise ModelError(f"{text!r} is not a model URI (no scheme); use one of {SCHEME_HELP}")
+        raise ModelError(f"{shown!r} is not a model URI (no scheme); use one of {SCHEME_HELP}")
     if scheme not in SCHEMES:
-        raise ModelError(f"unknown model URI scheme '{scheme}' in '{text}'; use one of {SCHEME_HELP}")
+        raise ModelError(f"unknown model URI scheme '{scheme}' in '{shown}'; use one of {SCHEME_HELP}")
     if scheme.startswith("openai+"):
         url, _, model = f"{scheme.removeprefix('openai+')}:{rest}".partition("#")
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises ValueError for a port out of 0-65535 or not a number
+        except ValueError as exc:
+            raise ModelError(
+                f"model URI '{shown}' is not a valid URL ({exc}); write it as openai+http://HOST:PORT/v1#MODEL "
+                "(an IPv6 host in brackets: http://[::1]:8000/v1, a port from 1 to 65535)"
+            ) from None
         if not parts.hostname:
-            raise ModelError(f"model URI '{text}' has no host; write it as openai+http://HOST:PORT/v1#MODEL")
+            raise ModelError(f"model URI '{shown}' has no host; write it as openai+http://HOST:PORT/v1#MODEL")
         return ModelURI(scheme, url.rstrip("/"), model.strip())
     if not rest.strip():
-        raise ModelError(f"model URI '{text}' names no model after '{scheme}:'; e.g. {_example(scheme)}")
+        raise ModelError(f"model URI '{shown}' names no model after '{scheme}:'; e.g. {_example(scheme)}")
     return ModelURI(scheme, rest.strip())
 
 
@@ -155,20 +224,52 @@ def _check_option(cls: Any, uri: ModelURI, name: str) -> None:
     known = [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY and n not in _INTERNAL]
     if name in _DECODING:
         raise ModelError(
-            f"{name} is a decoding parameter, not an option of {uri}: set it on each request (ChatRequest)"
+            f"{name} is a decoding parameter, not an option of {uri.shown}: set it on each request (ChatRequest)"
         )
     if name not in known:
         raise ModelError(
-            f"unknown option {name!r} for {uri}; options of this backend: {', '.join(known) or 'none'}"
+            f"unknown option {name!r} for {uri.shown}; options of this backend: {', '.join(known) or 'none'}"
         )
+
+
+_COUNTS = {"retries": 0, "concurrency": 1, "n_ctx": 1, "n_threads": 1, "batch_size": 1}
+"""Whole-number options and their least value."""
+_SECONDS = {"timeout": "> 0", "backoff": ">= 0", "max_backoff": ">= 0"}
+_UNIT = ("threshold",)
+
+
+def check_option_values(uri: ModelURI, options: dict[str, Any]) -> None:
+    """Raise :class:`ModelError` (one line, exit 2) for an option value no backend can use:
+    ``nan``/``inf``, ``timeout=0``, ``concurrency=0``, ``retries=-1``, a threshold outside [0, 1]."""
+    for name, value in options.items():
+        is_number = isinstance(value, int | float) and not isinstance(value, bool)
+        bad = ""
+        if isinstance(value, float) and not math.isfinite(value):
+            bad = "a finite number"
+        elif name in _COUNTS and not (is_number and float(value).is_integer() and value >= _COUNTS[name]):
+            bad = f"a whole number >= {_COUNTS[name]}"
+        elif name in _SECONDS and not (is_number and (value > 0 if _SECONDS[name] == "> 0" else value >= 0)):
+            bad = f"a number of seconds {_SECONDS[name]}"
+        elif name in _UNIT and not (is_number and 0.0 <= value <= 1.0):
+            bad = "a number from 0 to 1"
+        if bad:
+            example = {"timeout": "?timeout=120", "retries": "?retries=8", "concurrency": "?concurrency=4"}
+            raise ModelError(
+                f"option {name}={value!r} of {uri.shown} must be {bad}"
+                + (f", e.g. {example[name]}" if name in example else "")
+            )
+        if name in _COUNTS:
+            options[name] = int(value)
 
 
 def _construct(
     cls: Any, uri: ModelURI, args: tuple[Any, ...], options: dict[str, Any], **internal: Any
 ) -> Any:
-    """``cls(*args, **options, **internal)`` after checking every user option is one ``cls`` accepts."""
+    """``cls(*args, **options, **internal)`` after checking every user option is one ``cls`` accepts
+    and has a usable value."""
     for name in options:
         _check_option(cls, uri, name)
+    check_option_values(uri, options)
     return cls(*args, **options, **internal)
 
 
@@ -177,7 +278,7 @@ def _api_key(env_name: str | None, uri: ModelURI) -> str | None:
         return None
     value = os.environ.get(env_name, "")
     if not value:
-        raise ModelError(f"{env_name} is not set; export {env_name}=... to use {uri}")
+        raise ModelError(f"{env_name} is not set; export {env_name}=... to use {uri.shown}")
     return value
 
 
@@ -194,6 +295,13 @@ def _build(u: ModelURI, kind: Kind, options: dict[str, Any]) -> Any:
         from fairprobe.models.openai_backend import OPENAI_BASE_URL, OpenAIChat
 
         options = dict(options)
+        for name in options:
+            if is_secret_option(name):
+                raise ModelError(
+                    f"unknown option {name!r} for {u.shown}: a key is never read from a URI or a spec "
+                    "(they are written to run folders); export it, e.g. export MY_KEY=..., and add "
+                    "?api_key_env=MY_KEY to the URI"
+                )
         if u.scheme == "openai":
             key = _api_key(options.pop("api_key_env", "OPENAI_API_KEY"), u)
             base = options.pop("base_url", OPENAI_BASE_URL)
@@ -218,6 +326,7 @@ def _build(u: ModelURI, kind: Kind, options: dict[str, Any]) -> Any:
 
     for name in options:
         _check_option(SpacyClassifier if kind == "classifier" else GGUFChat, u, name)
+    check_option_values(u, options)
     return load_embedded(u.target, **options)
 
 
@@ -246,13 +355,13 @@ def load_classifier(uri: str, **options: Any) -> Classifier:
     if kind == "chat":
         if task is None:
             raise ModelError(
-                f"{u} is a chat model, not a classifier; give a classification task (labels, prompt) to use it as one"
+                f"{u.shown} is a chat model, not a classifier; give a classification task (labels, prompt) to use it as one"
             )
         from fairprobe.models.llm_classifier import LLMClassifier
 
         return LLMClassifier(_build(u, kind, options), task)
     if task is not None:
-        raise ModelError(f"{u} is already a classifier; drop the classification task")
+        raise ModelError(f"{u.shown} is already a classifier; drop the classification task")
     return _build(u, kind, options)
 
 
@@ -261,6 +370,6 @@ def load_chat(uri: str, **options: Any) -> ChatModel:
     u, options = _parse_with_options(uri, options)
     if model_kind(u) != "chat":
         raise ModelError(
-            f"{u} is a classifier, not a chat model; use a chat model URI such as embedded:smollm2"
+            f"{u.shown} is a classifier, not a chat model; use a chat model URI such as embedded:smollm2"
         )
     return _build(u, "chat", options)

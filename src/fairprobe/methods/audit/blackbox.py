@@ -5,11 +5,17 @@ sends no query twice. A classifier's score is ``Prediction.scores[positive_label
 is asked for a 0–100 confidence that the label applies, as in the paper's Bias-in-Bios setup
 (A.4.2: integer confidences in [0, 100], normalised to [0, 1]); an answer with no number in range
 scores 0.5 and is counted as invalid. ``--scores FILE`` audits cached scores offline.
+
+A score that is not a finite number (``nan``, ``inf``) — from a classifier, or in a scores file —
+is an invalid answer too, treated the same way (0.5, counted in ``invalid``/``invalid_rate``, so
+a black box of such scores is inconclusive, never a pass); a scores file with no finite score at
+all is an input error.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -17,13 +23,15 @@ from typing import Any
 import numpy as np
 
 from fairprobe.errors import DataError, ModelOutputError, UsageError
-from fairprobe.models.base import ChatRequest
+from fairprobe.models.base import INVALID, ChatRequest
 
 SYSTEM = (
     "You are an impartial evaluation system. Given a text, rate how likely it is that the label "
     "'{label}' applies to it. Return ONLY valid JSON (no markdown): {{\"confidence\": N}} where N is an "
     "integer from 0 to 100."
 )
+INVALID_SCORE = 0.5
+"""The neutral score that stands in for an unusable answer (it is counted as invalid)."""
 _NUMBER = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)(?!\d)")
 
 
@@ -65,12 +73,18 @@ class BlackBox:
             preds = self.model.predict(texts)
             out = []
             for p in preds:
-                if self.label not in p.scores:
+                self.answers += 1
+                value = p.scores.get(self.label)
+                if INVALID in p.labels or (value is not None and not math.isfinite(float(value))):
+                    self.invalid += 1  # a nan / inf score (or an unparsable answer)
+                    out.append(INVALID_SCORE)
+                    continue
+                if value is None:
                     raise ModelOutputError(
                         f"{self.uri} gives no score for label {self.label!r} (scores: {', '.join(p.scores) or 'none'}); "
                         "pass the right --positive-label or use a model that returns scores"
                     )
-                out.append(float(p.scores[self.label]))
+                out.append(float(value))
             return np.clip(np.array(out), 0.0, 1.0)
         system = SYSTEM.format(label=self.label)
         requests = [
@@ -88,13 +102,15 @@ class BlackBox:
             self.answers += 1
             if value is None:
                 self.invalid += 1
-                value = 0.5
+                value = INVALID_SCORE
             scores.append(value)
         return np.array(scores)
 
 
 def read_scores(path: str) -> dict[str, float]:
-    """``id → score`` from a CSV with columns ``id`` and ``score`` (scores above 1 are read as 0–100)."""
+    """``id → score`` from a CSV with columns ``id`` and ``score`` (finite scores above 1 are read as
+    0–100). ``nan``/``inf`` scores are kept (they are invalid answers when queried); a file with no
+    finite score is a :class:`DataError`."""
     file = Path(path).expanduser()
     if not file.is_file():
         raise DataError(f"scores file {path!r} not found; give a CSV with columns id,score")
@@ -110,7 +126,13 @@ def read_scores(path: str) -> dict[str, float]:
                 raise DataError(
                     f"{path}: score {row['score']!r} of id {row['id']!r} is not a number"
                 ) from None
-    if scores and max(scores.values()) > 1.0:
+    finite = [v for v in scores.values() if math.isfinite(v)]
+    if scores and not finite:
+        raise DataError(
+            f"{path}: no score is a finite number (all {len(scores)} are nan or inf); "
+            "write each score as a probability in [0, 1] or a confidence in [0, 100]"
+        )
+    if finite and max(finite) > 1.0:
         scores = {k: v / 100.0 for k, v in scores.items()}
     return scores
 
@@ -132,4 +154,13 @@ class CachedScores:
         self.answers = 0
 
     def lookup(self, ids: list[str]) -> np.ndarray:
-        return np.array([self.table[i] for i in ids])
+        """The scores of ``ids``; a non-finite one is an invalid answer (counted, scored 0.5)."""
+        out = []
+        for i in ids:
+            value = self.table[i]
+            self.answers += 1
+            if not math.isfinite(value):
+                self.invalid += 1
+                value = INVALID_SCORE
+            out.append(value)
+        return np.array(out, dtype=float)

@@ -37,6 +37,7 @@ from fairprobe.methods.caffe.generation import generate_pairs, read_prompts, sto
 from fairprobe.methods.caffe.kb import Triple, build_kb, load_kb, retopic
 from fairprobe.methods.caffe.verdicts import CALIBRATE_AT_ZERO, verdict
 from fairprobe.models.base import ChatRequest
+from fairprobe.models.uri import redact_uri
 from fairprobe.runner import RunContext
 from fairprobe.stats import cochran_sample_size
 
@@ -321,7 +322,7 @@ def execute(block: CaffeBlock, ctx: RunContext) -> None:
         metric, threshold = case.expected_fairness.metric, case.expected_fairness.threshold
         finding = {k: v for k, v in p.items() if not k.endswith("_key")}
         finding.update(
-            model=model_uri,
+            model=redact_uri(model_uri),  # a key in the URI is never stored
             temperature=case.environment.temperature,
             response_1=answers[p["prompt_1_key"]][0],
             response_2=answers[p["prompt_2_key"]][0],
