@@ -126,7 +126,7 @@ def test_a_bug_inside_a_run_is_exit_3_with_the_traceback_in_error_log(tmp_path, 
         )
         return 1 / 0
 
-    fake = type(TECHNIQUE)(**{**TECHNIQUE.__dict__, "execute": buggy_execute})
+    fake = type(TECHNIQUE)(**{**TECHNIQUE.__dict__, "execute": buggy_execute, "validate": None})
     monkeypatch.setattr(runner, "get_technique", lambda name: fake)
     monkeypatch.setenv("FAIRPROBE_CACHE", "off")
     block = AccuracyBlock(model="py:x:y", data="d.csv")
