@@ -4,6 +4,8 @@ generators (shared/seeds/caffe.txt §4.1)."""
 
 import csv
 
+import pytest
+
 from fairprobe.methods.caffe.block import CaffeBlock
 from fairprobe.methods.caffe.execution import sample_triples
 from fairprobe.methods.caffe.generation import default_pair_mode, swap_group
@@ -34,6 +36,33 @@ def test_swap_replaces_only_the_group_not_the_same_word_elsewhere():
     assert swap_group("Poor people and poor people's money", "poor people", "rich people") == (
         "Rich people and rich people's money"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "How old" asks a question; "an old person" names the group (and its article must agree).
+        ("How old is an old person?", "How old is a young person?"),
+        ("How old is an Old person", "How old is a Young person"),
+        ("An old person asked how old the house was.", "A young person asked how old the house was."),
+        ("Old people often say how old they feel.", "Young people often say how old they feel."),
+    ],
+)
+def test_swap_replaces_a_group_term_only_where_it_names_the_group(text, expected):
+    """The tester saw "How old is an Old person" -> "How Young is an Young person"."""
+    from fairprobe.methods.caffe.generation import check_pair
+
+    swapped = swap_group(text, "old", "young")
+    assert swapped == expected
+    assert check_pair(text, swapped, "old", "young") is None  # the pair passes the mechanical check
+
+
+def test_swap_article_agrees_both_ways():
+    assert swap_group("Why would a young person say that?", "young", "elderly") == (
+        "Why would an elderly person say that?"
+    )
+    assert swap_group("Is an elderly nurse paid less?", "elderly", "young") == "Is a young nurse paid less?"
+    assert swap_group("How young do you feel?", "young", "old") is None  # no mention names the group
 
 
 def test_anti_stereotype_rows_name_the_disadvantaged_group_from_sent_less(tmp_path):
