@@ -101,11 +101,12 @@ def test_labelled_corpus_meets_recall_and_precision_targets(nlp):
     """Hand-labelled review sentences: names, pronouns, person nouns, body parts vs "things get ugly",
     "pretty good", objects, animals, places and titles. Targets: recall >= 90%, precision >= 95%."""
     result = evaluate_corpus(CORPUS, nlp)
-    assert result["n"] >= 150 and result["tp"] + result["fn"] >= 70
+    assert result["n"] >= 200 and result["tp"] + result["fn"] >= 100
     assert result["recall"] >= 0.90, result["wrong"]
     assert result["precision"] >= 0.95, result["wrong"]
-    heldout = evaluate_corpus(CORPUS, nlp, split="heldout")
-    assert heldout["n"] >= 40 and heldout["recall"] >= 0.85 and heldout["precision"] >= 0.90, heldout["wrong"]
+    for split in ("heldout", "heldout2"):  # sentences written after the rules (small: looser bounds)
+        part = evaluate_corpus(CORPUS, nlp, split=split)
+        assert part["n"] >= 40 and part["recall"] >= 0.85 and part["precision"] >= 0.90, part["wrong"]
 
 
 @pytest.mark.parametrize(
