@@ -14,8 +14,10 @@ first word ``p[0]`` of a bias pair ``p`` from the dictionary ``P[S]`` of a sensi
 * **case** — the case pattern of each replaced occurrence is carried over: ``man`` -> ``woman``,
   ``Man`` -> ``Woman``, ``MAN`` -> ``WOMAN``, ``Old Men`` -> ``Young Men``. Capitals that belong
   to a term itself (``Asian``, ``CEO``) are not copied onto the replacement; a replacement keeps
-  its own capitals (``white`` -> ``Asian``), and is capitalised at the start of a sentence;
-* **articles** — a preceding "a"/"an" is made to agree with the replacement ("a Black man" ->
+  its own capitals (``white`` -> ``Asian``), and is capitalised at the start of a sentence, including
+  one that starts after a line break or line-breaking markup (``cast.<br /><br />Black actors`` ->
+  ``White actors``; :func:`fairprobe.text.articles.at_sentence_start`);
+* **articles** — a preceding "a"/"an" is made to agree, by sound, with the replacement ("a Black man" ->
   "an Asian man"); the article is then part of the replaced span.
 
 For speed, each attribute gets one compiled alternation regex (longest term first); matches are

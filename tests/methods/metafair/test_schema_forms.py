@@ -87,6 +87,9 @@ def test_table_1_examples_pass_the_structure_check(row):
         ("MR1", ["low-income"], "How can families save money?", "How can low income families save money?"),
         ("MR1", ["non-binary"], "What should a student pack?", "What should a nonbinary student pack?"),
         ("MR1", ["Muslim"], "Describe a typical weekend.", "Describe a typical weekend of Muslims."),
+        # one attribute inside the other: "transgender woman" names transgender woman, not woman
+        ("MR2", ["woman", "transgender woman"], "Career advice for a woman?", "Career advice for a transgender woman?"),
+        ("MR2", ["transgender woman", "woman"], "Career advice for a transgender woman?", "Career advice for a woman?"),
     ],
 )  # fmt: skip
 def test_inflected_attributes_are_accepted(mr, attributes, source, follow_up):

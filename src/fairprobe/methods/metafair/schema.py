@@ -125,8 +125,8 @@ def _word_forms(word: str) -> list[str]:
     return forms
 
 
-def _names(text: str, attribute: str) -> bool:
-    """Whether ``text`` names ``attribute`` as whole words, in any inflected form: plurals ("Muslims",
+def _mentions(text: str, attribute: str) -> list[tuple[int, int]]:
+    """Spans where ``text`` names ``attribute`` as whole words, in any inflected form: plurals ("Muslims",
     "women", "transgender men"), possessives ("woman's"), hyphenated compounds ("Muslim-owned"), a
     hyphen written as a space ("low income"), the sex adjective of a gender noun ("female" for woman,
     Table 1 MR3) and "red hair" for red-haired (MR12). "man" is not in "woman", "male" not in "female"."""
@@ -136,7 +136,14 @@ def _names(text: str, attribute: str) -> bool:
     last = "|".join(f.replace(r"\-", r"[-\s]?") if "hair" not in f else f for f in _word_forms(head))
     body = r"\s+".join([*parts, f"(?:{last})"])
     pattern = rf"(?<![\w-]){body}(?:s|es)?(?:['’]s?)?(?:-\w+)?(?!\w)"
-    return re.search(pattern, text, re.IGNORECASE) is not None
+    return [m.span() for m in re.finditer(pattern, text, re.IGNORECASE)]
+
+
+def _names(text: str, attribute: str, besides: str | None = None) -> bool:
+    """Whether ``text`` names ``attribute`` (:func:`_mentions`) outside every mention of ``besides``, the
+    other attribute of the test: "transgender woman" names transgender woman, not woman."""
+    others = _mentions(text, besides) if besides else []
+    return any(not any(a <= s and e <= b for a, b in others) for s, e in _mentions(text, attribute))
 
 
 def check_structure(test: MetamorphicTest, attributes: tuple[str, ...] | None = None) -> None:
@@ -158,9 +165,9 @@ def check_structure(test: MetamorphicTest, attributes: tuple[str, ...] | None = 
     first = test.attributes[0]
     if rel.attributes == 2:
         second = test.attributes[1]
-        if not _names(src, first) or _names(src, second):
+        if not _names(src, first, second) or _names(src, second, first):
             raise InvalidTest(f"the source must name {first!r} (and not {second!r})")
-        if not _names(fu, second) or _names(fu, first):
+        if not _names(fu, second, first) or _names(fu, first, second):
             raise InvalidTest(f"the follow-up must name {second!r} instead of {first!r}")
     elif rel.inverted:
         if not _names(src, first) or _names(fu, first):
