@@ -41,3 +41,16 @@ def test_no_model_installed_names_both_and_the_fix(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(parser, "PREFERRED_MODELS", ("xx_missing_one", "xx_missing_two"))
     with pytest.raises(DataError, match="no spaCy English model installed.*spacy download en_core_web_sm"):
         parser.load_parser.__wrapped__(None)  # bypass the cache of loaded pipelines
+
+
+def test_named_entities_only_for_the_person_check():
+    """The invariant's parser never runs the recogniser (it costs about twice the parse); the person
+    check's parser has it, and runs it only on demand (see fairprobe.text.person)."""
+    from fairprobe.text.parser import load_parser
+    from fairprobe.text.person import person_parser
+
+    plain, _ = load_parser(None, minimal=True)
+    assert "ner" not in plain.pipe_names
+    nlp = person_parser()
+    assert "ner" in nlp.pipe_names and {"tagger", "parser"} <= set(nlp.pipe_names)
+    assert [e.label_ for e in nlp("Dorothy Dandridge is beautiful.").ents] == ["PERSON"]

@@ -234,3 +234,105 @@ def test_hinter_pieces_never_change_the_findings_order() -> None:
         got = [(p.record.id, m.key) for chunk in chunks for p in chunk for m in p.mutants()]
         assert got == expected
         assert all(sum(len(p.inter) for p in chunk) <= cap for chunk in chunks)
+
+
+# --------------------------------------------------- reads right: articles and capitals (oracle review)
+
+
+@pytest.mark.parametrize(
+    ("text", "pair", "expected", "span_text"),
+    [
+        ("He is a tall man.", ("tall man", "ugly man"), "He is an ugly man.", "an ugly man"),
+        ("A tall man sings.", ("tall man", "ugly man"), "An ugly man sings.", "An ugly man"),
+        ("A tall man sings.", ("tall man", "elderly man"), "An elderly man sings.", "An elderly man"),
+        ("He is an elderly man.", ("elderly man", "young man"), "He is a young man.", "a young man"),
+        ("An elderly man sings.", ("elderly man", "young man"), "A young man sings.", "A young man"),
+        ("AN ELDERLY MAN SINGS.", ("elderly man", "young man"), "A YOUNG MAN SINGS.", "A YOUNG MAN"),
+        ("An elderly man sings.", ("elderly man", "old man"), "An old man sings.", "old man"),
+        ("He is a tall man.", ("tall man", "unusually tall man"), "He is an unusually tall man.", None),
+        ("He is an ugly man.", ("ugly man", "unique man"), "He is a unique man.", "a unique man"),
+        ("He is an ugly man.", ("ugly man", "European man"), "He is a European man.", "a European man"),
+        ("He is a tall man.", ("tall man", "honest man"), "He is an honest man.", "an honest man"),
+    ],
+)
+def test_article_agrees_after_every_replacement(
+    text: str, pair: tuple[str, str], expected: str, span_text: str | None
+) -> None:
+    """The tester saw "a tall man" -> "A ugly man": "ugly" was read as a "you" sound (like "a unit").
+    The article joins the replaced span when it changes, so the span still points at the new words."""
+    [m] = atomic_mutants(text, BiasDictionary({"body": [pair]}), "body")
+    assert m.text == expected
+    if span_text is not None:
+        assert [m.text[s:e] for s, e in m.spans] == [span_text]
+
+
+def test_packaged_body_pairs_give_no_article_disagreement(packaged: BiasDictionary) -> None:
+    from fairprobe.text.articles import wants_an
+
+    for text in ("He was a tall man.", "He was an elderly man.", "She is a thin woman."):
+        for m in atomic_mutants(text, packaged, "body"):
+            words = m.text.rstrip(".").split()
+            for article, following in zip(words, words[1:], strict=False):
+                if article.lower() in ("a", "an"):
+                    assert (article.lower() == "an") == wants_an(following), m.text
+
+
+def test_spans_stay_on_the_new_words_when_articles_change_in_intersections() -> None:
+    d = BiasDictionary(
+        {"race": [("Black", "Asian")], "gender": [("man", "woman")], "body": [("tall", "old")]}
+    )
+    [(m, _)] = intersectional_mutants("I met a tall Black man and a Black woman.", d, ("body", "race"))
+    assert m.text == "I met an old Asian man and an Asian woman."
+    assert [m.text[s:e] for s, e in m.spans] == ["an old", "Asian", "an Asian"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Great cast.<br /><br />Black actors shine.", "Great cast.<br /><br />White actors shine."),
+        ("Great cast<br>Black actors shine.", "Great cast<br>White actors shine."),
+        ("Great cast.</p><p>Black actors shine.", "Great cast.</p><p>White actors shine."),
+        ("Great cast.\nBlack actors shine.", "Great cast.\nWhite actors shine."),
+        ("Great cast. <i>Black actors</i> shine.", "Great cast. <i>White actors</i> shine."),
+        ("I loved the <i>Black actors</i>.", "I loved the <i>white actors</i>."),
+        ("I loved the Black actors.", "I loved the white actors."),
+    ],
+)
+def test_sentence_start_after_markup_and_line_breaks_keeps_its_capital(text: str, expected: str) -> None:
+    """IMDB reviews break lines with <br />: the word after one starts a sentence and keeps its capital;
+    an inline tag (<i>) is skipped to see what precedes it."""
+    race = BiasDictionary({"race": [("Black", "white")]})
+    [m] = atomic_mutants(text, race, "race")
+    assert m.text == expected
+    assert [m.text[s:e].lower() for s, e in m.spans] == ["white"]
+
+
+@pytest.mark.parametrize(
+    ("word", "an"),
+    [
+        ("ugly", True),
+        ("unhappy", True),
+        ("umpire", True),
+        ("urban", True),
+        ("unimpressed", True),
+        ("elderly", True),
+        ("honest", True),
+        ("hour", True),
+        ("MP", True),
+        ("8-year-old", True),
+        ("18-year-old", True),
+        ("unique", False),
+        ("union", False),
+        ("useful", False),
+        ("European", False),
+        ("one-eyed", False),
+        ("young", False),
+        ("UN", False),
+        ("1-star", False),
+        ("tall", False),
+    ],
+)
+def test_wants_an_by_sound(word: str, an: bool) -> None:
+    from fairprobe.text.articles import wants_an
+
+    assert wants_an(word) is an

@@ -14,8 +14,10 @@ first word ``p[0]`` of a bias pair ``p`` from the dictionary ``P[S]`` of a sensi
 * **case** — the case pattern of each replaced occurrence is carried over: ``man`` -> ``woman``,
   ``Man`` -> ``Woman``, ``MAN`` -> ``WOMAN``, ``Old Men`` -> ``Young Men``. Capitals that belong
   to a term itself (``Asian``, ``CEO``) are not copied onto the replacement; a replacement keeps
-  its own capitals (``white`` -> ``Asian``), and is capitalised at the start of a sentence;
-* **articles** — a preceding "a"/"an" is made to agree with the replacement ("a Black man" ->
+  its own capitals (``white`` -> ``Asian``), and is capitalised at the start of a sentence, including
+  one that starts after a line break or line-breaking markup (``cast.<br /><br />Black actors`` ->
+  ``White actors``; :func:`fairprobe.text.articles.at_sentence_start`);
+* **articles** — a preceding "a"/"an" is made to agree, by sound, with the replacement ("a Black man" ->
   "an Asian man"); the article is then part of the replaced span.
 
 For speed, each attribute gets one compiled alternation regex (longest term first); matches are
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 
 from fairprobe.errors import UsageError
 from fairprobe.lexicons.dictionary import BiasDictionary, normalise_term
+from fairprobe.text.articles import agree_article, article_before, at_sentence_start
 
 __all__ = [
     "Replacement",
@@ -155,15 +158,6 @@ def find_terms(
 
 # -------------------------------------------------------------------------------------- case
 
-_OPENERS = "\"'“‘([{«"
-
-
-def _at_sentence_start(text: str, start: int) -> bool:
-    i = start - 1
-    while i >= 0 and (text[i].isspace() or text[i] in _OPENERS):
-        i -= 1
-    return i < 0 or text[i] in ".!?…\n"
-
 
 def match_case(found: str, term: str, replacement: str, sentence_start: bool = False) -> str:
     """``replacement`` spelled with the case pattern of ``found`` (an occurrence of ``term``).
@@ -209,38 +203,17 @@ def _apply(text: str, edits: list[tuple[int, int, str]]) -> tuple[str, tuple[tup
     return "".join(parts), tuple(spans)
 
 
-_ARTICLE = re.compile(r"(?<![\w'-])(an?)(\s+)\Z", re.IGNORECASE)
-_CONSONANT_SOUND = ("uni", "use", "usu", "uk", "ug", "ur", "eu", "one", "once")
-_SILENT_H = ("hour", "honest", "honor", "honour", "heir")
-
-
-def _wants_an(word: str) -> bool:
-    """Whether ``word`` takes "an" (vowel sound); acronyms by their first letter's name."""
-    first = word.split(" ")[0]
-    if len(first) > 1 and first.isupper():
-        return first[0] in "AEFHILMNORSX"
-    low = first.lower()
-    if low.startswith(_SILENT_H):
-        return True
-    return low[:1] in ("a", "e", "i", "o", "u") and not low.startswith(_CONSONANT_SOUND)
-
-
 def _edits(
     text: str, occurrences: list[tuple[int, int]], term: str, replacement: str
 ) -> list[tuple[int, int, str]]:
-    """One ``(start, end, new)`` edit per occurrence; a preceding "a"/"an" is made to agree."""
+    """One ``(start, end, new)`` edit per occurrence; a preceding "a"/"an" is made to agree with the
+    replacement, and is then part of the edit (and of the mutant's span)."""
     edits = []
     for s, e in occurrences:
-        new = match_case(text[s:e], term, replacement, _at_sentence_start(text, s))
-        art = _ARTICLE.search(text, max(0, s - 8), s)
-        if art is not None and (art.group(1).lower() == "an") != _wants_an(new):
-            old = art.group(1)
-            fixed = "an" if len(old) == 1 else "a"
-            if old.isupper() and len(old) > 1:
-                fixed = fixed.upper()
-            elif old[0].isupper():
-                fixed = fixed.capitalize()
-            edits.append((art.start(), e, f"{fixed}{art.group(2)}{new}"))
+        new = match_case(text[s:e], term, replacement, at_sentence_start(text, s))
+        art = article_before(text, s)
+        if art is not None and agree_article(art.group(1), new) != art.group(1):
+            edits.append((art.start(), e, f"{agree_article(art.group(1), new)}{art.group(2)}{new}"))
         else:
             edits.append((s, e, new))
     return edits

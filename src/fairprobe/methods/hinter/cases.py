@@ -95,11 +95,9 @@ def person_skip(text: str, dictionary: BiasDictionary, block: HInterBlock) -> fr
     no person in the parse, unless ``person_adjectives: false`` (issue 20)."""
     if not block.person_adjectives or not any(dictionary.person_only(a) for a in block.attributes):
         return frozenset()
-    from fairprobe.text.parser import load_parser
-    from fairprobe.text.person import non_person_spans
+    from fairprobe.text.person import non_person_spans, person_parser
 
-    nlp, _ = load_parser(block.spacy_model, minimal=True)
-    return non_person_spans(text, dictionary, block.attributes, nlp)
+    return non_person_spans(text, dictionary, block.attributes, person_parser(block.spacy_model))
 
 
 @dataclass

@@ -102,11 +102,48 @@ def validate_test(obj: Any, expect_mr: str | None = None) -> MetamorphicTest:
     )
 
 
-def _names(text: str, attribute: str) -> bool:
-    """Whether ``text`` names ``attribute`` as whole words (plural or hyphenated forms count: "Muslims",
-    "Muslim-owned"; "man" is not in "woman" or "manager")."""
-    words = r"\s+".join(re.escape(w) for w in attribute.split())
-    return re.search(rf"(?<![\w-]){words}(?:s|es)?(?:-\w+)?(?!\w)", text, re.IGNORECASE) is not None
+# Words with other written forms: irregular plurals and the sex adjectives Table 1 itself uses for a
+# gender attribute (MR3: "a female TV presenter" for the attribute woman).
+_WORD_FORMS = {
+    "man": ("man", "men", "male", "males"),
+    "woman": ("woman", "women", "female", "females"),
+    "person": ("person", "people", "persons"),
+    "child": ("child", "children"),
+    "boy": ("boy", "boys", "male", "males"),
+    "girl": ("girl", "girls", "female", "females"),
+}
+
+
+def _word_forms(word: str) -> list[str]:
+    """Written forms of one word: itself, :data:`_WORD_FORMS`, and the "<colour> hair" noun phrase of a
+    "<colour>-haired" adjective (Table 1, MR12: "a person with red hair" for red-haired)."""
+    low = word.lower()
+    forms = [re.escape(w) for w in _WORD_FORMS.get(low, (word,))]
+    hair = re.fullmatch(r"(\w+)-haired", low)
+    if hair:
+        forms.append(rf"{re.escape(hair.group(1))}[-\s]+hair")
+    return forms
+
+
+def _mentions(text: str, attribute: str) -> list[tuple[int, int]]:
+    """Spans where ``text`` names ``attribute`` as whole words, in any inflected form: plurals ("Muslims",
+    "women", "transgender men"), possessives ("woman's"), hyphenated compounds ("Muslim-owned"), a
+    hyphen written as a space ("low income"), the sex adjective of a gender noun ("female" for woman,
+    Table 1 MR3) and "red hair" for red-haired (MR12). "man" is not in "woman", "male" not in "female"."""
+    words = attribute.split()
+    head = words[-1]
+    parts = [re.escape(w).replace(r"\-", r"[-\s]?") for w in words[:-1]]
+    last = "|".join(f.replace(r"\-", r"[-\s]?") if "hair" not in f else f for f in _word_forms(head))
+    body = r"\s+".join([*parts, f"(?:{last})"])
+    pattern = rf"(?<![\w-]){body}(?:s|es)?(?:['’]s?)?(?:-\w+)?(?!\w)"
+    return [m.span() for m in re.finditer(pattern, text, re.IGNORECASE)]
+
+
+def _names(text: str, attribute: str, besides: str | None = None) -> bool:
+    """Whether ``text`` names ``attribute`` (:func:`_mentions`) outside every mention of ``besides``, the
+    other attribute of the test: "transgender woman" names transgender woman, not woman."""
+    others = _mentions(text, besides) if besides else []
+    return any(not any(a <= s and e <= b for a, b in others) for s, e in _mentions(text, attribute))
 
 
 def check_structure(test: MetamorphicTest, attributes: tuple[str, ...] | None = None) -> None:
@@ -128,9 +165,9 @@ def check_structure(test: MetamorphicTest, attributes: tuple[str, ...] | None = 
     first = test.attributes[0]
     if rel.attributes == 2:
         second = test.attributes[1]
-        if not _names(src, first) or _names(src, second):
+        if not _names(src, first, second) or _names(src, second, first):
             raise InvalidTest(f"the source must name {first!r} (and not {second!r})")
-        if not _names(fu, second) or _names(fu, first):
+        if not _names(fu, second, first) or _names(fu, first, second):
             raise InvalidTest(f"the follow-up must name {second!r} instead of {first!r}")
     elif rel.inverted:
         if not _names(src, first) or _names(fu, first):
