@@ -145,11 +145,20 @@ def _analysis(comparison: Comparison) -> Analysis:
                 "across the slices of this metric. 'worse' / 'better' count the cases that changed.",
             )
         )
-        labels, values = [], []
+        labels, values, cis = [], [], []
         for s, r, _ in ranked[:15]:
             labels += [f"{s} · base", f"{s} · new"]
             values += [r.base, r.new]
-        sections.append(BarChart(f"{outcome}: base and new, per slice", labels, values))
+            cis += [r.base_ci, r.new_ci]
+        sections.append(
+            BarChart(
+                f"{outcome}: base and new, per slice",
+                labels,
+                values,
+                ci=cis if any(cis) else None,
+                caption="95% cluster-bootstrap intervals of each model's own value",
+            )
+        )
         sections.append(
             BarChart(
                 f"{outcome}: difference (new − base) with its 95% interval",

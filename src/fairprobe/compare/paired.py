@@ -37,6 +37,9 @@ class PairedResult:
     discordant: tuple[int, int] | None = None
     """Binary outcomes: (cases worse under new, cases better under new)."""
     p_adjusted: float | None = None
+    base_ci: tuple[float, float] | None = None
+    new_ci: tuple[float, float] | None = None
+    """Each model's own 95% interval, from the same cluster resamples as the difference's."""
 
     def to_json(self) -> dict:
         out = {
@@ -48,6 +51,8 @@ class PairedResult:
             "p": self.p,
             "p_adjusted": self.p_adjusted,
             "test": self.test,
+            "base_ci": list(self.base_ci) if self.base_ci else None,
+            "new_ci": list(self.new_ci) if self.new_ci else None,
         }
         if self.discordant is not None:
             out["worse"], out["better"] = self.discordant
