@@ -82,6 +82,18 @@ def load_pool(block: AuditBlock, seed: int) -> Pool:
     return build_pool(dataset, positive, block.groups, block.pool_size, seed)
 
 
+def validate(block: AuditBlock) -> None:
+    """Inputs checked before the run folder is touched: the pool loads, a scores file covers it, and
+    a strategy that needs every score in advance has them."""
+    pool = load_pool(block, 0)
+    if block.scores is not None:
+        CachedScores(block.scores, pool.ids)
+    elif block.strategy in ORACLE and not block.reference:
+        raise UsageError(
+            "power sampling uses oracle information (every score in advance): add --reference or --scores"
+        )
+
+
 def execute(block: AuditBlock, ctx: RunContext) -> None:
     """Run the audit for every seed (bafa.txt Algorithm 1), resumably."""
     pool = load_pool(block, ctx.seed)

@@ -6,7 +6,7 @@ from fairprobe.methods.audit.analysis import analyse
 from fairprobe.methods.audit.block import AuditBlock
 from fairprobe.methods.audit.cli import add_commands
 from fairprobe.methods.audit.pairing import PAIRING
-from fairprobe.methods.audit.pipeline import execute
+from fairprobe.methods.audit.pipeline import execute, validate
 from fairprobe.registry import Technique
 
 EXAMPLE = """\
@@ -38,4 +38,5 @@ TECHNIQUE = Technique(
     example=EXAMPLE,
     cli=add_commands,
     pairing=PAIRING,
+    validate=validate,
 )

@@ -234,7 +234,8 @@ def score(
     return cf, null, notes
 
 
-def execute(block: CaffeBlock, ctx: RunContext) -> None:
+def load_cases(block: CaffeBlock) -> list[TestCase]:
+    """The block's case files, checked: unique identifiers and metric keys, metrics the cases need."""
     cases = [load_case(p) for p in block.case]
     by_id = {c.identifier: c for c in cases}
     if len(by_id) != len(cases):
@@ -247,10 +248,23 @@ def execute(block: CaffeBlock, ctx: RunContext) -> None:
                 f"cases '{other}' and '{c.identifier}' have the same metric key '{case_key(other)}' "
                 "(characters other than letters, digits, _, + and - become _); rename one"
             )
-    model_uri = _model_for(block, cases)
     expected_metrics = {c.expected_fairness.metric for c in cases} - set(block.metrics)
     if expected_metrics:
         raise UsageError(f"a case expects metric {', '.join(sorted(expected_metrics))}; add it to metrics")
+    return cases
+
+
+def validate(block: CaffeBlock) -> None:
+    """Inputs checked before the run folder is touched: the case files and a prompts file."""
+    load_cases(block)
+    if block.prompts:
+        read_prompts(block.prompts)
+
+
+def execute(block: CaffeBlock, ctx: RunContext) -> None:
+    cases = load_cases(block)
+    by_id = {c.identifier: c for c in cases}
+    model_uri = _model_for(block, cases)
     pairs = read_prompts(block.prompts) if block.prompts else _generate(block, cases, ctx)
     unknown = sorted({p["case"] for p in pairs} - set(by_id))
     skipped = sum(p["case"] not in by_id for p in pairs)

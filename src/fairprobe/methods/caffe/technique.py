@@ -5,7 +5,7 @@ from __future__ import annotations
 from fairprobe.methods.caffe.analysis import analyse
 from fairprobe.methods.caffe.block import CaffeBlock
 from fairprobe.methods.caffe.cli import add_commands
-from fairprobe.methods.caffe.execution import case_models, execute
+from fairprobe.methods.caffe.execution import case_models, execute, validate
 from fairprobe.methods.caffe.pairing import PAIRING
 from fairprobe.registry import Technique
 
@@ -36,4 +36,5 @@ TECHNIQUE = Technique(
     example=EXAMPLE,
     cli=add_commands,
     pairing=PAIRING,
+    validate=validate,
 )

@@ -93,6 +93,18 @@ def certify_or_invalid(
         }
 
 
+def validate(block: CertifyBlock) -> None:
+    """Inputs checked before the run folder is touched: the model folder(s) load, the evaluation data
+    and a substitutes file read."""
+    if block.substitutes:
+        load_substitute_file(block.substitutes)
+    main = load_model(Path(block.model))
+    load_eval_data(block.data, main.cfg.task)
+    extra = ablation_dir(block)
+    if extra is not None:
+        load_model(extra)
+
+
 def execute(block: CertifyBlock, ctx: RunContext) -> None:
     import torch
 

@@ -6,7 +6,7 @@ from fairprobe.methods.certify.analysis import analyse
 from fairprobe.methods.certify.block import CertifyBlock
 from fairprobe.methods.certify.cli import add_commands
 from fairprobe.methods.certify.pairing import PAIRING
-from fairprobe.methods.certify.pipeline import execute
+from fairprobe.methods.certify.pipeline import execute, validate
 from fairprobe.registry import Technique
 
 EXAMPLE = """\
@@ -32,4 +32,5 @@ TECHNIQUE = Technique(
     example=EXAMPLE,
     cli=add_commands,
     pairing=PAIRING,
+    validate=validate,
 )

@@ -7,7 +7,19 @@ from fairprobe.methods.metafair.block import MetaFairBlock
 from fairprobe.methods.metafair.cli import add_commands
 from fairprobe.methods.metafair.pairing import PAIRING
 from fairprobe.methods.metafair.pipeline import execute
+from fairprobe.methods.metafair.relations import select_dimensions, select_relations
+from fairprobe.methods.metafair.schema import read_tests
 from fairprobe.registry import Technique
+
+
+def validate(block: MetaFairBlock) -> None:
+    """Inputs checked before the run folder is touched: the MRs and dimensions exist, and a tests
+    file given by the user reads."""
+    select_relations(block.mrs)
+    select_dimensions(block.dimensions)
+    if block.tests and not block.generator:
+        read_tests(block.tests)
+
 
 EXAMPLE = """\
 metafair:
@@ -38,4 +50,5 @@ TECHNIQUE = Technique(
     example=EXAMPLE,
     cli=add_commands,
     pairing=PAIRING,
+    validate=validate,
 )
