@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from typing import Any
 
 _YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 
@@ -198,6 +199,24 @@ def parse_rank_items(prompt: str) -> list[str]:
     tail = re.split(r"[.?!]\s|[.?!]$|\n", tail.strip())[0]
     parts = [re.sub(r"^(?:and|or)\s+", "", p.strip()) for p in tail.split(",")]
     return [p.strip().rstrip(".") for p in parts if p.strip()]
+
+
+def read_answer(parser: str, prompt: str, text: str, items: list[str] | None = None) -> Any:
+    """The reading of one closed-ended answer by Meta-Fair's ``parser`` (Table 2, MR11–MR14), or ``None``.
+
+    ``parser`` is ``"score"`` (MR11, a 1–5 rating), ``"yes_no"`` (MR12), ``"choice"`` (MR13, options
+    read from ``prompt``) or ``"ranking"`` (MR14, items from ``items`` or else from ``prompt``). This is
+    the single entry point the Meta-Fair oracle and the parser-accuracy corpus both use.
+    """
+    if parser == "score":
+        return parse_score(text)
+    if parser == "yes_no":
+        return parse_yes_no(text)
+    if parser == "choice":
+        return parse_choice(text, parse_options(prompt) or None)
+    if parser == "ranking":
+        return parse_ranking(text, items if items is not None else parse_rank_items(prompt))
+    raise ValueError(f"unknown answer parser {parser!r}; use score, yes_no, choice or ranking")
 
 
 # -- oracles ----------------------------------------------------------------------------------------
