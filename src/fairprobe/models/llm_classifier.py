@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairprobe.errors import SpecError
+from fairprobe.oracles.answers import negated_at, plain
 from fairprobe.models.base import (
     INVALID,
     ChatModel,
@@ -141,8 +142,49 @@ class ClassificationTask:
         return sha256_hex(canonical_json(self.to_json()))[:16]
 
 
+def _singular(word: str) -> str | None:
+    """The singular of a plural label word ("Laws" → "Law", "Taxes" → "Tax"), else ``None``."""
+    if not word.isalpha() or len(word) < 4 or not word.endswith("s") or word.endswith("ss"):
+        return None
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith("es") and re.search(r"(?:x|ss|ch|sh|z)es$", word):
+        return word[:-2]
+    return word[:-1]
+
+
+_EXPLICIT = re.compile(
+    r"(?:\b(?:answer|label|sentiment|classification|category|topic|theme|area|verdict|review|tone)\b"
+    r"[^.;\n]{0,30}?(?:\bis\b|\bwas\b|:|=|\bwould be\b|\s[-–]\s)"
+    r"|\b(?:classify|classified|categori[sz]e|categori[sz]ed|label|labelled|labeled|rate|mark)\b[^.;\n]{0,30}?\bas\b)"
+    r"\s*(?:[\w-]+\s+){0,2}$",
+    re.IGNORECASE,
+)
+_NEGATED_AFTER = re.compile(
+    r"\s*(?:(?:was|were|is|are|has been|have been)\s+not\b|(?:wasn't|weren't|isn't|aren't)\b|"
+    r"(?:does|do)(?:\s+not|n't)\s+apply|not\s+(?:violated|applicable))",
+    re.IGNORECASE,
+)
+_NONE_PHRASES = r"\bno\s+(?:violations?|articles?|labels?)\b|\bnot\s+violated\b|\bnone\s+of\b"
+
+
 class LabelParser:
-    """Maps a free-text answer to one label, a set of labels, or :data:`INVALID`."""
+    """Maps a free-text answer to one label, a set of labels, or :data:`INVALID`.
+
+    Reading a chat model's answer (markdown removed first):
+
+    - a label counts as a whole phrase, case-insensitively, longest surface form first; a plural
+      label also matches its singular ("Governing Law" for "Governing Laws"); numbered labels sharing
+      a word are read in series ("Articles 5 and 6" → Article 5, Article 6);
+    - mentions that are negated ("not positive", "no violation of Article 8", "Article 3 was not
+      violated", "more positive than negative") or sit in an echoed question ("Positive or
+      negative? Positive.") do not count;
+    - single-label: an explicit statement ("Answer: X", "the sentiment is X", "I'd classify it as
+      X") wins, else the first sentence's label ("Negative. … a few scenes are positive"), else the
+      one label in the whole answer; two labels where one is expected ("A or B") → INVALID;
+    - multi-label: every label that counts; none → the empty set when the task names a
+      ``none_answer`` and the answer says it ("None", "No violation"), else INVALID.
+    """
 
     def __init__(
         self,
@@ -155,7 +197,7 @@ class LabelParser:
         self.multi_label = multi_label
         words = none_answer.split()
         self._none = (
-            re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)", re.IGNORECASE)
+            re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)|" + _NONE_PHRASES, re.IGNORECASE)
             if words
             else None
         )
@@ -165,25 +207,96 @@ class LabelParser:
                 key = " ".join(form.split()).casefold()
                 if key and forms.setdefault(key, label) != label:
                     raise SpecError(f"surface form {form!r} is given for two labels; keep each alias unique")
+        for key, label in list(forms.items()):
+            *head, last = key.split(" ")
+            single = _singular(last)
+            if single:
+                forms.setdefault(" ".join([*head, single]), label)  # never overrides a real form
         self._forms = forms
         ordered = sorted(forms, key=lambda f: (-len(f), f))
         alternatives = (r"\s+".join(re.escape(word) for word in form.split()) for form in ordered)
         self._pattern = re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)", re.IGNORECASE)
+        series: dict[str, dict[str, str]] = {}
+        for key, label in forms.items():
+            m = re.fullmatch(r"([a-z]+) (\d+)", key)
+            if m:
+                series.setdefault(m.group(1), {})[m.group(2)] = label
+        self._series = [
+            (
+                re.compile(
+                    rf"(?<!\w){re.escape(prefix)}s?\s+(\d+(?:\s*(?:,\s*and|,|and|&|or)\s*\d+)+)(?!\w)",
+                    re.IGNORECASE,
+                ),
+                numbers,
+            )
+            for prefix, numbers in series.items()
+        ]
+
+    def _mentions(self, text: str) -> list[tuple[int, str]]:
+        """``(offset, label)`` of each label mention in ``text``, in order."""
+        found = {m.start(): self._forms[" ".join(m.group(0).split()).casefold()] for m in self._pattern.finditer(text)}
+        for pattern, numbers in self._series:
+            for m in pattern.finditer(text):
+                for n in re.finditer(r"\d+", m.group(1)):
+                    if n.group(0) in numbers:
+                        found.setdefault(m.start(1) + n.start(), numbers[n.group(0)])
+        return sorted(found.items())
 
     def find(self, answer: str) -> list[str]:
-        """Distinct labels mentioned in ``answer``, in order of first mention."""
-        found: dict[str, None] = {}
-        for match in self._pattern.finditer(answer):
-            found.setdefault(self._forms[" ".join(match.group(0).split()).casefold()], None)
-        return list(found)
+        """Distinct labels mentioned in ``answer``, in order of first mention (negated ones included)."""
+        return list(dict.fromkeys(label for _, label in self._mentions(plain(answer))))
+
+    def _live(self, text: str) -> list[tuple[int, str]]:
+        """Mentions that count: not negated, not inside a question."""
+        out = []
+        for pos, label in self._mentions(text):
+            end = re.search(r"[.!?\n]|$", text[pos:])
+            after = text[pos : pos + end.start()] if end else ""
+            stop = text[pos + len(after) : pos + len(after) + 1]
+            if stop == "?" or negated_at(text, pos):
+                continue
+            tail = text[pos:].split("\n")[0]
+            label_end = re.match(r"\S+(?:\s+\S+){%d}" % (len(label.split()) - 1), tail)
+            rest = tail[label_end.end() :] if label_end else ""
+            if _NEGATED_AFTER.match(rest):
+                continue
+            out.append((pos, label))
+        return out
 
     def parse(self, answer: str) -> Prediction:
-        found = self.find(answer)
+        text = plain(answer)
+        live = self._live(text)
         if self.multi_label:
-            if not found and self._none is not None and self._none.search(answer):
+            if live:
+                return Prediction(frozenset(label for _, label in live))
+            if self._none is not None and self._none.search(text):
                 return Prediction(frozenset())
-            return Prediction(frozenset(found) if found else frozenset([INVALID]))
-        return Prediction(frozenset(found) if len(found) == 1 else frozenset([INVALID]))
+            return Prediction(frozenset([INVALID]))
+        sentences = [(m.start(), m.end()) for m in re.finditer(r"[^.!?;\n]+[.!?;\n]*", text)]
+
+        def sentence_of(pos: int) -> tuple[int, int]:
+            return next((a, b) for a, b in sentences if a <= pos < b)
+
+        explicit = {
+            label
+            for pos, label in live
+            if _EXPLICIT.search(text[sentence_of(pos)[0] : pos])
+        }
+        if len(explicit) > 1:
+            return Prediction(frozenset([INVALID]))
+        if explicit:
+            (label,) = explicit
+            span = next(sentence_of(p) for p, lab in live if lab == label)
+            same = {lab for p, lab in live if span[0] <= p < span[1]}
+            return Prediction(frozenset([label] if same == {label} else [INVALID]))
+        if live:
+            span = sentence_of(live[0][0])
+            first = {lab for p, lab in live if span[0] <= p < span[1]}
+            if len(first) == 1:
+                return Prediction(frozenset(first))
+            if len(first) > 1:
+                return Prediction(frozenset([INVALID]))
+        return Prediction(frozenset([INVALID]))
 
 
 class LLMClassifier:
