@@ -105,7 +105,9 @@ def _print_table(title: str, table: Table) -> None:
     for row in [header, ["-" * w for w in widths], *rows]:
         print(
             "  "
-            + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+            + "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
         )
 
 

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairprobe.errors import SpecError
-from fairprobe.oracles.answers import negated_at, plain
 from fairprobe.models.base import (
     INVALID,
     ChatModel,
@@ -37,6 +36,7 @@ from fairprobe.models.base import (
     canonical_json,
     sha256_hex,
 )
+from fairprobe.oracles.answers import COORDINATED, live_mentions, plain
 
 DEFAULT_SINGLE_PROMPT = (
     "You are a text classifier. Answer with exactly one label from: {labels}. Answer with the label only."
@@ -154,7 +154,8 @@ def _singular(word: str) -> str | None:
 
 
 _EXPLICIT = re.compile(
-    r"(?:\b(?:answer|label|sentiment|classification|category|topic|theme|area|verdict|review|tone)\b"
+    r"(?:\b(?:answer|label|sentiment|classification|category|topic|theme|area|verdict|review|tone|attitude|"
+    r"mood|feeling|overall)\b"
     r"[^.;\n]{0,30}?(?:\bis\b|\bwas\b|:|=|\bwould be\b|\s[-–]\s)"
     r"|\b(?:classify|classified|categori[sz]e|categori[sz]ed|label|labelled|labeled|rate|mark)\b[^.;\n]{0,30}?\bas\b)"
     r"\s*(?:[\w-]+\s+){0,2}$",
@@ -197,7 +198,9 @@ class LabelParser:
         self.multi_label = multi_label
         words = none_answer.split()
         self._none = (
-            re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)|" + _NONE_PHRASES, re.IGNORECASE)
+            re.compile(
+                r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)|" + _NONE_PHRASES, re.IGNORECASE
+            )
             if words
             else None
         )
@@ -232,36 +235,39 @@ class LabelParser:
             for prefix, numbers in series.items()
         ]
 
-    def _mentions(self, text: str) -> list[tuple[int, str]]:
-        """``(offset, label)`` of each label mention in ``text``, in order."""
-        found = {m.start(): self._forms[" ".join(m.group(0).split()).casefold()] for m in self._pattern.finditer(text)}
+    def _mentions(self, text: str) -> list[tuple[int, int, str]]:
+        """``(start, end, label)`` of each label mention in ``text``, in order."""
+        found = {
+            m.start(): (m.end(), self._forms[" ".join(m.group(0).split()).casefold()])
+            for m in self._pattern.finditer(text)
+        }
         for pattern, numbers in self._series:
             for m in pattern.finditer(text):
                 for n in re.finditer(r"\d+", m.group(1)):
                     if n.group(0) in numbers:
-                        found.setdefault(m.start(1) + n.start(), numbers[n.group(0)])
-        return sorted(found.items())
+                        found.setdefault(m.start(1) + n.start(), (m.start(1) + n.end(), numbers[n.group(0)]))
+        return [(start, end, label) for start, (end, label) in sorted(found.items())]
 
     def find(self, answer: str) -> list[str]:
         """Distinct labels mentioned in ``answer``, in order of first mention (negated ones included)."""
-        return list(dict.fromkeys(label for _, label in self._mentions(plain(answer))))
+        return list(dict.fromkeys(label for _, _, label in self._mentions(plain(answer))))
 
     def _live(self, text: str) -> list[tuple[int, str]]:
-        """Mentions that count: not negated, not inside a question."""
-        out = []
-        for pos, label in self._mentions(text):
-            end = re.search(r"[.!?\n]|$", text[pos:])
-            after = text[pos : pos + end.start()] if end else ""
-            stop = text[pos + len(after) : pos + len(after) + 1]
-            if stop == "?" or negated_at(text, pos):
+        """Mentions that count: not negated (before or after: "Article 3 was not violated"), not in a
+        question ("Positive or negative? Positive.")."""
+        spans = []
+        for start, end, label in self._mentions(text):
+            stop = re.search(r"[.!?\n]|$", text[end:])
+            if stop and stop.group(0) == "?":
                 continue
-            tail = text[pos:].split("\n")[0]
-            label_end = re.match(r"\S+(?:\s+\S+){%d}" % (len(label.split()) - 1), tail)
-            rest = tail[label_end.end() :] if label_end else ""
-            if _NEGATED_AFTER.match(rest):
-                continue
-            out.append((pos, label))
-        return out
+            spans.append((start, end, label))
+        after = {start for start, end, _ in spans if _NEGATED_AFTER.match(text[end:])}
+        for (s1, e1, _), (s2, _, _) in reversed(
+            list(zip(spans, spans[1:], strict=False))
+        ):  # "Articles 3 and 5 were not"
+            if s2 in after and COORDINATED.fullmatch(text[e1:s2]):
+                after.add(s1)
+        return [(pos, label) for pos, label in live_mentions(text, spans) if pos not in after]
 
     def parse(self, answer: str) -> Prediction:
         text = plain(answer)
@@ -272,16 +278,19 @@ class LabelParser:
             if self._none is not None and self._none.search(text):
                 return Prediction(frozenset())
             return Prediction(frozenset([INVALID]))
-        sentences = [(m.start(), m.end()) for m in re.finditer(r"[^.!?;\n]+[.!?;\n]*", text)]
+        # sentences, and a subordinate clause after a comma ("positive, although … negative") apart
+        sentences = [
+            (m.start(), m.end())
+            for m in re.finditer(
+                r"(?:[^.!?;\n,]|,(?!\s*(?:although|though|even though|even if|despite|while|whereas)\b))+[.!?;\n,]*",
+                text,
+            )
+        ]
 
         def sentence_of(pos: int) -> tuple[int, int]:
             return next((a, b) for a, b in sentences if a <= pos < b)
 
-        explicit = {
-            label
-            for pos, label in live
-            if _EXPLICIT.search(text[sentence_of(pos)[0] : pos])
-        }
+        explicit = {label for pos, label in live if _EXPLICIT.search(text[sentence_of(pos)[0] : pos])}
         if len(explicit) > 1:
             return Prediction(frozenset([INVALID]))
         if explicit:

@@ -3,8 +3,9 @@ to the answer readers they need.
 
 - :func:`read_answer` reads one closed-ended answer with the parser an MR names; the readers
   themselves (:func:`parse_yes_no`, :func:`parse_score`, :func:`parse_choice`,
-  :func:`parse_ranking`, :func:`is_refusal`, ...) live in :mod:`fairprobe.oracles.answers` and are
-  re-exported here. Unparsable → ``None``; the caller marks the case INVALID and keeps the raw text.
+  :func:`parse_ranking`, :func:`is_refusal`, ...) live in :mod:`fairprobe.oracles.answers` and
+  :mod:`fairprobe.oracles.options` and are re-exported here. Unparsable → ``None``; the caller
+  marks the case INVALID and keeps the raw text.
 - oracles: :func:`numeric_difference` (Table 2 MR11: biased ⇔ |R − R′| ≥ 3),
   :func:`answers_differ` (MR12–MR13: case-insensitive inequality), :func:`spearman_rho` and
   :func:`weak_rank_agreement` (MR14: biased ⇔ ρ(R, R′) < 0.3), :func:`identical_or_contains`
@@ -15,17 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fairprobe.oracles.answers import (  # the readers live in answers.py; re-exported for callers
-    is_refusal,
+from fairprobe.oracles.answers import is_refusal, parse_score, parse_yes_no, strip_think  # re-exported
+from fairprobe.oracles.options import (  # re-exported for callers
     match_item,
     parse_choice,
     parse_list_items,
     parse_options,
     parse_rank_items,
     parse_ranking,
-    parse_score,
-    parse_yes_no,
-    strip_think,
 )
 
 __all__ = [
