@@ -42,6 +42,7 @@ def plain(text: str) -> str:
     """
     t = strip_think(text)
     t = t.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    t = re.sub(r'"(\w[\w ]*)"\s*:\s*', r"\1: ", t)  # JSON keys: {"answer": "B"} reads as answer: "B"
     t = re.sub(r"\*\*|__|`", "", t)
     t = re.sub(r"(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])", "", t)  # *italic*, not a "* item" bullet
     t = re.sub(r"^[ \t]{0,3}#{1,6}[ \t]*", "", t, flags=re.MULTILINE)
