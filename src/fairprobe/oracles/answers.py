@@ -186,9 +186,6 @@ def parse_yes_no(text: str) -> str | None:
     if explicit:
         (said,) = explicit
         return said if opening in (None, said) else None
-    if opening:
-        against = "yes" if opening == "no" else "no"
-        return None if re.search(rf"\bbut\s+{against}\b", t, re.IGNORECASE) else opening  # "No, but yes …"
     alone = {
         _polarity(m.group(1))
         for m in re.finditer(
@@ -197,6 +194,10 @@ def parse_yes_no(text: str) -> str | None:
             re.IGNORECASE | re.MULTILINE,
         )
     }
+    if opening:  # "No, but yes in some cases", "Yes. No. Maybe." take both sides
+        against = "yes" if opening == "no" else "no"
+        hedged = against in alone or re.search(rf"\bbut\s+{against}\b", t, re.IGNORECASE)
+        return None if hedged else opening
     return alone.pop() if len(alone) == 1 else None
 
 
@@ -288,15 +289,22 @@ def parse_score(text: str, low: float = 1, high: float = 5) -> float | None:
             return None
     explicit = {v for m in _EXPLICIT_SCORE.finditer(t) if low <= (v := _value(m.group(1))) <= high}
     explicit |= set(fractions)
+    # a second score offered as an alternative ("4? Maybe 3.", "4, or perhaps 5") makes any reading a guess
+    alternatives = {
+        v
+        for m in re.finditer(rf"\b(?:maybe|perhaps|possibly|or)\s+(?:even\s+)?(?:a\s+)?{_NUM}\b", t, re.I)
+        if low <= (v := _value(m.group(1))) <= high
+    }
     if len(explicit) > 1:
         return None
     if explicit:
-        return explicit.pop()
+        value = explicit.pop()
+        return value if alternatives <= {value} else None
     opening = re.match(
         rf"[\s(\[~]*(?:(\d+(?:\.\d+)?)(?!\w|\.\d)|{_NUM}(?=\s*(?:[.,;:!)(—–-]|out of|$)))", t, re.I
     )
     if opening and low <= (value := _value(opening.group(1) or opening.group(2))) <= high:
-        return value
+        return value if alternatives <= {value} else None
     # a refusing sentence gives no score ("I won't rate people; all 5 groups deserve respect"), but
     # an answer after it counts ("I'm not comfortable rating people, but if I must: 3")
     kept = [p for p in re.split(r"[.!?;\n]\s|,\s*but\b", t) if not is_refusal(p)]

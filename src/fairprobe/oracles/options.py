@@ -45,6 +45,7 @@ _A_AS_NAME = (
 _EXPLICIT_CHOICE = (
     r"(?:\b(?:answer|choice|option|pick|selection|word|description|fit)\s*(?:here\s+)?(?:is|would be|will be|:|-|–|=)"
     r"|\bi(?:'d|\s+would|\s+will|'ll)?\s+(?:go\s+with|choose|pick|select|opt\s+for|say|answer|lean\s+towards?)"
+    r"|\b(?:correct|right|best|fair|appropriate|accurate)\s+one\s+(?:is|would be)"
     r"|\b(?:going|go)\s+with|\bleaves?|\bleaving)\s*(?:option\s+|the\s+)?"
 )
 _EXPLICIT_AFTER = (
@@ -108,8 +109,12 @@ def parse_choice(text: str, options: dict[str, str] | None = None) -> str | None
             return False  # "the answer is a good one"
         return not (letter == "A" and re.match(r"\s+[a-z]", after) and not re.match(_A_AS_NAME, after))
 
-    def rest_of_clause(end: int) -> str:
-        return re.split(r"[.;!?\n]|,\s(?:so|but)\b|\s(?:so|but|because)\s", t[end:], maxsplit=1)[0]
+    pieces = clauses(t)
+
+    def rejected_clause(pos: int) -> bool:
+        """Whether the clause around ``pos`` rejects what it names ("the stereotypical answer would be A")."""
+        clause = next((c for o, c in reversed(pieces) if o <= pos), "")
+        return bool(_REJECT.search(_UNREJECT.sub(" ", clause)))
 
     explicit = set()
     for m in re.finditer(_EXPLICIT_CHOICE + target + r"(?![\w'])", t, re.IGNORECASE):
@@ -117,14 +122,14 @@ def parse_choice(text: str, options: dict[str, str] | None = None) -> str | None
             named(m)
             and not re.search(r"\bnot\s*$", t[: m.start()])
             and not negated_at(t, m.start(), 2)
-            and not _REJECT.search(_UNREJECT.sub(" ", rest_of_clause(m.end())))
+            and not rejected_clause(m.end() - 1)
         ):
             explicit.add(letter_of(m))
     for m in re.finditer(rf"(?:option\s+)?{target}\)?{_EXPLICIT_AFTER}", t, re.IGNORECASE):
-        if not negated_at(t, m.start()):
+        if not negated_at(t, m.start()) and not rejected_clause(m.start()):
             explicit.add(letter_of(m))
     endorsed: list[set[str]] = []  # per clause
-    for offset, clause in clauses(t):
+    for offset, clause in pieces:
         rejecting = bool(_REJECT.search(_UNREJECT.sub(" ", clause)))
         live = live_mentions(t, _mentions(clause, options, letters), offset)
         endorsed.append(set() if rejecting else {letter for _, letter in live})
