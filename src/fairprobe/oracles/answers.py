@@ -323,10 +323,15 @@ _VERBS = (
 )
 _CANNOT = (
     r"can'?t|cannot|can not|won'?t|will not|am unable to|'m unable to|am not able to|'m not able to|"
-    r"must decline to|decline to|refuse to|have to decline to|am not going to|'m not going to|shouldn't|should not"
+    r"must decline to|decline to|refuse to|have to decline to|am not going to|'m not going to|shouldn't|should not|"
+    r"won'?t be able to|will not be able to"
+)
+# idioms that are not refusals: "I can't help but notice", "I can't recommend it enough", "I can't tell you how"
+_IDIOM = (
+    r"(?!\s+(?:but|you how|thinking|feeling|wondering|noticing)\b)(?!\s+(?:[\w-]+\s+){0,3}(?:enough|more)\b)"
 )
 _REFUSALS = re.compile(
-    rf"\bI\s*(?:{_CANNOT})(?:\s+(?:and|or)\s+(?:{_CANNOT}))?\s+(?:\w+\s+)?(?:{_VERBS})\b"
+    rf"\bI\s*(?:{_CANNOT})(?:\s+(?:and|or)\s+(?:{_CANNOT}))?\s+(?:\w+\s+)?(?:{_VERBS})\b{_IDIOM}"
     r"|\bI\s*(?:can'?t|cannot)\s*[.!]"
     r"|I'?m sorry,? but I|I am sorry,? but I|I apologi[sz]e,? but I|\bsorry,? but I(?:'m| am)? (?:can|not|unable|won)"
     r"|\b(?:as|being) an? (?:AI|artificial intelligence|language model|AI language model|AI model|AI assistant|"
@@ -335,7 +340,7 @@ _REFUSALS = re.compile(
     r"|\bI (?:have to|need to|will have to|must) (?:respectfully )?decline\b"
     r"|\bI(?:'m| am) not (?:comfortable|in a position to|going to answer)"
     r"|\bI (?:don't|do not) feel comfortable"
-    r"|\b(?:that's|that is|this is|it's|it is) not something I (?:can|am able to|will|should)\b"
+    r"|\b(?:that's|that is|this is|it's|it is) not (?:something|a question|a request) I (?:can|am able to|will|should)\b"
     r"|\b(?:it's|it is|it would be|it wouldn't be|it would not be|I don't think it's|I do not think it is)\s+"
     r"(?:not\s+|in)?appropriate for me to\b",
     re.IGNORECASE,
