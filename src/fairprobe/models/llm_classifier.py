@@ -4,15 +4,21 @@ A :class:`ClassificationTask` gives the label set, a system prompt, a question t
 ``{text}``, few-shot examples and decoding parameters. Each text becomes one chat request; the
 free-text answer is mapped to labels by :class:`LabelParser`:
 
-- a label (or one of its aliases) counts when it occurs case-insensitively as a whole phrase
-  (word boundaries on both sides), longest surface form first, and each stretch of the answer is
-  matched once: with labels ``Waivers`` and ``No Waivers``, the answer "No Waivers" gives only
-  ``No Waivers``, never a substring hit on ``Waivers``;
-- single-label tasks: exactly one distinct label must be found, otherwise :data:`INVALID`
-  (no label, or two different labels as in "positive, not negative");
-- multi-label tasks: the set of labels found, :data:`INVALID` when none is found — unless the
+- a label (or one of its aliases) counts when it occurs case-insensitively as a whole phrase, longest
+  surface form first, each stretch of the answer matched once: with labels ``Waivers`` and
+  ``No Waivers``, the answer "No Waivers" gives only ``No Waivers``; a plural label also matches its
+  singular ("Governing Law") and numbered labels read in series ("Articles 5 and 6");
+- a negated mention ("not positive", "no violation of Article 8", "Article 3 was not violated") or
+  one inside an echoed question ("Positive or negative? Positive.") does not count;
+- single-label tasks: the stated answer ("Answer: X", "the sentiment is X") wins over labels named in
+  an explanation, else the first sentence's label, else the one label of the answer; no label, or two
+  where one is asked ("positive and negative"), is :data:`INVALID`;
+- multi-label tasks: the set of labels that count, :data:`INVALID` when none does — unless the
   task names a ``none_answer`` (HInter Table 8's ECtHR example answers "None": no article
-  violated) and the answer says it as a whole phrase and names no label: then the empty set.
+  violated) and the answer says it ("None", "No violation"): then the empty set.
+
+The parser's accuracy on chat-style answers is measured by ``bench/oracles.py`` on the hand-labelled
+corpus in ``tests/oracles/corpus/labels.jsonl``.
 
 Unparsable answers are counted in :attr:`LLMClassifier.invalid_count`, so the INVALID rate can be
 reported beside every metric: Meta-Fair (Table 5) reports invalid responses "due to output errors
