@@ -57,7 +57,7 @@ _EXPLICIT_AFTER = (
 def _mentions(clause: str, options: dict[str, str], letters: str) -> list[tuple[int, int, str]]:
     """``(start, end, letter)`` for each option named in ``clause``, by letter marker or option text."""
     found = []
-    for m in re.finditer(rf"(?<![\w'])([{letters}])(?![\w'])", clause):
+    for m in re.finditer(rf"(?<![\w'/&.-])([{letters}])(?![\w'/&-])", clause):  # not "N/A", "Q&A"
         letter = m.group(1)
         after = clause[m.end() :]
         if letter == "A" and re.match(r"\s+[a-z]", after) and not re.match(_A_AS_NAME, after):
@@ -89,7 +89,7 @@ def parse_choice(text: str, options: dict[str, str] | None = None) -> str | None
         return None
     if re.fullmatch(rf"\W*([{letters}{letters.lower()}])\W*", t):
         return re.sub(r"\W", "", t).upper()
-    name = rf"(?:\(\s*([{letters}])\s*\)|([{letters}])\b)"
+    name = rf"(?:\(\s*([{letters}])\s*\)|([{letters}])\b(?![/&]))"
     texts = "|".join(re.escape(v) for v in sorted(options.values(), key=len, reverse=True) if v)
     target = rf"(?:{name}{('|(' + texts + ')') if texts else ''})"
     by_text = {v.lower(): k for k, v in options.items()}
@@ -105,8 +105,8 @@ def parse_choice(text: str, options: dict[str, str] | None = None) -> str | None
         after = t[m.end() :]
         if letter is None or m.group(0).rstrip().endswith(")"):
             return True
-        if letter.islower() and re.match(r"\s+[a-z]", after):
-            return False  # "the answer is a good one"
+        if letter.islower() and not re.match(r"\s*(?:[).,;:!?\]]|$)", after):
+            return False  # "the answer is a good one", "I'd say a 3"
         return not (letter == "A" and re.match(r"\s+[a-z]", after) and not re.match(_A_AS_NAME, after))
 
     pieces = clauses(t)
