@@ -172,6 +172,9 @@ _NEGATED_AFTER = re.compile(
     r"(?:does|do)(?:\s+not|n't)\s+apply|not\s+(?:violated|applicable))",
     re.IGNORECASE,
 )
+_ALTERNATIVE = re.compile(
+    r"[\s,;)(]*(?:or|and|/|&|,)\s*(?:maybe|possibly|perhaps|probably)?[\s(]*", re.IGNORECASE
+)
 _NONE_PHRASES = r"\bno\s+(?:violations?|articles?|labels?)\b|\bnot\s+violated\b|\bnone\s+of\b"
 
 
@@ -300,10 +303,13 @@ class LabelParser:
         if len(explicit) > 1:
             return Prediction(frozenset([INVALID]))
         if explicit:
-            (label,) = explicit
-            span = next(sentence_of(p) for p, lab in live if lab == label)
-            same = {lab for p, lab in live if span[0] <= p < span[1]}
-            return Prediction(frozenset([label] if same == {label} else [INVALID]))
+            (label,) = explicit  # unless offered with an alternative: "Answer: Economic Activity or Unions"
+            at = next(p for p, lab in live if lab == label)
+            later = [p for p, lab in live if p > at and lab != label]
+            found = self._pattern.match(text, at)
+            if later and _ALTERNATIVE.fullmatch(text[found.end() if found else at + len(label) : later[0]]):
+                return Prediction(frozenset([INVALID]))
+            return Prediction(frozenset([label]))
         if live:
             span = sentence_of(live[0][0])
             first = {lab for p, lab in live if span[0] <= p < span[1]}

@@ -279,6 +279,8 @@ def parse_score(text: str, low: float = 1, high: float = 5) -> float | None:
         for m in _OUT_OF.finditer(t)
         if m.group(2).isdigit() and float(m.group(2)) == high and low <= _value(m.group(1)) <= high
     ]
+    if any(m.group(2).isdigit() and float(m.group(2)) != high for m in _OUT_OF.finditer(t)):
+        return None  # "4/10": a score on another scale cannot be read on this one
     t = _OUT_OF.sub(lambda m: f" {m.group(1)} ", t)
     for pattern in _SCALE_ECHOES:
         t = pattern.sub(" ~ ", t)
