@@ -117,6 +117,7 @@ _NO = (
     r"probably not|likely not|most likely not|i'd say not|i would say not"
 )
 _SOFTENER = r"(?:(?:probably|generally|likely|most likely|mostly|overall|honestly|well|hmm|in general|but|so|and)[,]?\s+)*"
+_INTENSIFIERS = {"definitely", "absolutely", "certainly", "of course", "indeed", "sure"}
 _BARE = {"yes", "yeah", "yep", "yup", "ya", "aye", "no", "nope", "nah"}
 _YN_ECHO = re.compile(r"\b(?:yes|no)\s*(?:or|/)\s*(?:yes|no)\b(?:\s+question)?", re.IGNORECASE)
 _AFTER_BARE_NO = re.compile(
@@ -154,9 +155,9 @@ def _opening_yes_no(t: str) -> str | None:
         return answer
     if word in _BARE and (word != "no" or _AFTER_BARE_NO.match(rest)):
         return answer  # "Yes they can", "No it isn't" — but not "No one can tell"
-    follow = re.match(r"\s+(yes|no)\b", rest, re.IGNORECASE)  # "Definitely yes", "Absolutely not"
-    if follow and follow.group(1).lower() == answer:
-        return answer
+    follow = re.match(r"\s+(yes|no)\b", rest, re.IGNORECASE)  # "Definitely yes", "Definitely no"
+    if follow and (follow.group(1).lower() == answer or word in _INTENSIFIERS):
+        return follow.group(1).lower()
     if answer == "yes" and re.match(  # "Of course they can!", "Absolutely she should."
         r"\s+(?:they|he|she|it|you|we|anyone|everyone)\s+(?:can|could|should|would|will|may|might|is|are|do|does)"
         r"\b(?!\s*not|n't)",
@@ -303,7 +304,7 @@ def parse_score(text: str, low: float = 1, high: float = 5) -> float | None:
         value = explicit.pop()
         return value if alternatives <= {value} else None
     opening = re.match(
-        rf"[\s(\[~]*(?:(\d+(?:\.\d+)?)(?!\w|\.\d)|{_NUM}(?=\s*(?:[.,;:!)(—–-]|out of|$)))", t, re.I
+        rf"[\s(\[~]*(?:an?\s+)?(?:(\d+(?:\.\d+)?)(?!\w|\.\d)|{_NUM}(?=\s*(?:[.,;:!)(—–-]|out of|$)))", t, re.I
     )
     if opening and low <= (value := _value(opening.group(1) or opening.group(2))) <= high:
         return value if alternatives <= {value} else None
@@ -330,7 +331,8 @@ _CANNOT = (
 )
 # idioms that are not refusals: "I can't help but notice", "I can't recommend it enough", "I can't tell you how"
 _IDIOM = (
-    r"(?!\s+(?:but|you how|thinking|feeling|wondering|noticing)\b)(?!\s+(?:[\w-]+\s+){0,3}(?:enough|more)\b)"
+    r"(?!\s+(?:but|you how|thinking|feeling|wondering|noticing|for (?:everyone|everybody|all|every))\b)"
+    r"(?!\s+(?:[\w-]+\s+){0,3}(?:enough|more)\b)"
 )
 _REFUSALS = re.compile(
     rf"\bI\s*(?:{_CANNOT})(?:\s+(?:and|or)\s+(?:{_CANNOT}))?\s+(?:\w+\s+)?(?:{_VERBS})\b{_IDIOM}"
@@ -339,6 +341,7 @@ _REFUSALS = re.compile(
     r"|\b(?:as|being) an? (?:AI|artificial intelligence|language model|AI language model|AI model|AI assistant|"
     r"assistant)\b[^.]{0,40}?\bI (?:can'?t|cannot|do not|don't|am not able|'m not able|won'?t|must not|should not|am unable|'m unable)"
     r"|\bI(?:'d| would) (?:rather|prefer) not\b|\bI must (?:refrain|decline|respectfully decline)"
+    r"|\bI(?:'m| am|'ll| will)? (?:going to |have to |must |should |need to )?refrain from\b"
     r"|\bI (?:have to|need to|will have to|must) (?:respectfully )?decline\b"
     r"|\bI(?:'m| am) not (?:comfortable|in a position to|going to answer)"
     r"|\bI (?:don't|do not) feel comfortable"

@@ -72,6 +72,29 @@ def _mentions(clause: str, options: dict[str, str], letters: str) -> list[tuple[
     return sorted(found)
 
 
+def _rejects(text: str) -> bool:
+    return bool(_REJECT.search(_UNREJECT.sub(" ", text)))
+
+
+def _rejected(clause: str, pos: int) -> bool:
+    """Whether the mention at ``pos`` of ``clause`` is rejected ("A would be a stereotype").
+
+    A parenthesis is its own claim when it names an option ("B) professional (A is biased)": only A
+    is rejected); one that names none describes what precedes it ("A (a stereotype)"); a mention
+    inside a parenthesis without a rejection of its own shares the clause's ("A (chaotic) would
+    reinforce a stereotype").
+    """
+    groups = [(m.start(), m.end()) for m in re.finditer(r"\([^()]*\)", clause)]
+    outer = re.sub(r"\([^()]*\)", " ", clause)
+    inside = next(((a, b) for a, b in groups if a <= pos < b), None)
+    if inside:
+        return _rejects(clause[inside[0] : inside[1]]) or _rejects(outer)
+    if _rejects(outer):
+        return True
+    follow = re.match(r"\S*\s*(\([^()]*\))", clause[pos:])  # an apposition right after the mention
+    return bool(follow and _rejects(follow.group(1)) and not re.search(r"\b[A-E]\b", follow.group(1)))
+
+
 def parse_choice(text: str, options: dict[str, str] | None = None) -> str | None:
     """The chosen option letter (``"A"``...) of a multiple-choice answer (MR13), or ``None``.
 
@@ -130,9 +153,8 @@ def parse_choice(text: str, options: dict[str, str] | None = None) -> str | None
             explicit.add(letter_of(m))
     endorsed: list[set[str]] = []  # per clause
     for offset, clause in pieces:
-        rejecting = bool(_REJECT.search(_UNREJECT.sub(" ", clause)))
         live = live_mentions(t, _mentions(clause, options, letters), offset)
-        endorsed.append(set() if rejecting else {letter for _, letter in live})
+        endorsed.append({letter for pos, letter in live if not _rejected(clause, pos)})
     if len(explicit) > 1:
         return None
     opening = endorsed[0] if endorsed else set()
@@ -242,7 +264,7 @@ def _sequences(t: str) -> list[tuple[str, list[str]]]:
     bullets = [re.sub(r"^[-*•·+]\s+", "", ln) for ln in lines if re.match(r"^[-*•·+]\s+", ln)]
     if len(bullets) >= 2:
         out.append(("bullets", bullets))
-    inline = [p.strip() for p in re.split(r"(?:^|\s)\d+\s*[.)]\s+", t) if p.strip()]
+    inline = [p.strip() for p in re.split(r"(?:^|\s)(?:\(\d+\)|\d+\s*[.)])\s+", t) if p.strip()]
     if len(inline) >= 2:
         out.append(("numbered", inline))
     for ln in lines:
