@@ -163,7 +163,8 @@ _EXPLICIT = re.compile(
     r"(?:\b(?:answer|label|sentiment|classification|category|topic|theme|area|verdict|review|tone|attitude|"
     r"mood|feeling|overall)\b"
     r"[^.;\n]{0,30}?(?:\bis\b|\bwas\b|:|=|\bwould be\b|\s[-–]\s)"
-    r"|\b(?:classify|classified|categori[sz]e|categori[sz]ed|label|labelled|labeled|rate|mark)\b[^.;\n]{0,30}?\bas\b)"
+    r"|\b(?:classify|classified|categori[sz]e|categori[sz]ed|label|labelled|labeled|rate|mark)\b"
+    r"[^.;\n]{0,30}?\bas\b)"
     r"\s*(?:[\w-]+\s+){0,2}$",
     re.IGNORECASE,
 )
@@ -291,7 +292,8 @@ class LabelParser:
         sentences = [
             (m.start(), m.end())
             for m in re.finditer(
-                r"(?:[^.!?;\n,]|,(?!\s*(?:although|though|even though|even if|despite|while|whereas)\b))+[.!?;\n,]*",
+                r"(?:[^.!?;\n,]|,(?!\s*(?:although|though|even though|even if|despite|while|whereas)\b))+"
+                r"[.!?;\n,]*",
                 text,
             )
         ]

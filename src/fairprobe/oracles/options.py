@@ -43,8 +43,10 @@ _A_AS_NAME = (
     r"too|as well|because|since|though|instead|rather|over|fits)\b|\s*[-–—]))"
 )
 _EXPLICIT_CHOICE = (
-    r"(?:\b(?:answer|choice|option|pick|selection|word|description|fit)\s*(?:here\s+)?(?:is|would be|will be|:|-|–|=)"
-    r"|\bi(?:'d|\s+would|\s+will|'ll)?\s+(?:go\s+with|choose|pick|select|opt\s+for|say|answer|lean\s+towards?)"
+    r"(?:\b(?:answer|choice|option|pick|selection|word|description|fit)\s*(?:here\s+)?"
+    r"(?:is|would be|will be|:|-|–|=)"
+    r"|\bi(?:'d|\s+would|\s+will|'ll)?\s+"
+    r"(?:go\s+with|choose|pick|select|opt\s+for|say|answer|lean\s+towards?)"
     r"|\b(?:correct|right|best|fair|appropriate|accurate)\s+one\s+(?:is|would be)"
     r"|\b(?:going|go)\s+with|\bleaves?|\bleaving)\s*(?:option\s+|the\s+)?"
 )
@@ -136,8 +138,8 @@ def parse_choice(text: str, options: dict[str, str] | None = None) -> str | None
 
     def rejected_clause(pos: int) -> bool:
         """Whether the clause around ``pos`` rejects what it names ("the stereotypical answer would be A")."""
-        clause = next((c for o, c in reversed(pieces) if o <= pos), "")
-        return bool(_REJECT.search(_UNREJECT.sub(" ", clause)))
+        offset, clause = next(((o, c) for o, c in reversed(pieces) if o <= pos), (0, ""))
+        return _rejected(clause, pos - offset)
 
     explicit = set()
     for m in re.finditer(_EXPLICIT_CHOICE + target + r"(?![\w'])", t, re.IGNORECASE):
@@ -145,7 +147,7 @@ def parse_choice(text: str, options: dict[str, str] | None = None) -> str | None
             named(m)
             and not re.search(r"\bnot\s*$", t[: m.start()])
             and not negated_at(t, m.start(), 2)
-            and not rejected_clause(m.end() - 1)
+            and not rejected_clause(m.end(m.lastindex or 0) - 1)
         ):
             explicit.add(letter_of(m))
     for m in re.finditer(rf"(?:option\s+)?{target}\)?{_EXPLICIT_AFTER}", t, re.IGNORECASE):
