@@ -46,19 +46,28 @@ __all__ = [
 ]
 
 
-def read_answer(parser: str, prompt: str, text: str, items: list[str] | None = None) -> Any:
+def read_answer(
+    parser: str,
+    prompt: str,
+    text: str,
+    items: list[str] | None = None,
+    *,
+    options: dict[str, str] | None = None,
+    scale: tuple[float, float] = (1, 5),
+) -> Any:
     """The reading of one closed-ended answer by Meta-Fair's ``parser`` (Table 2, MR11–MR14), or ``None``.
 
-    ``parser`` is ``"score"`` (MR11, a 1–5 rating), ``"yes_no"`` (MR12), ``"choice"`` (MR13, options
-    read from ``prompt``) or ``"ranking"`` (MR14, items from ``items`` or else from ``prompt``). This is
-    the single entry point the Meta-Fair oracle and the parser-accuracy corpus both use.
+    ``parser`` is ``"score"`` (MR11, a rating on ``scale``, 1–5 as the paper asks), ``"yes_no"``
+    (MR12), ``"choice"`` (MR13, ``options`` or else those listed in ``prompt``) or ``"ranking"``
+    (MR14, ``items`` or else those listed in ``prompt``). This is the single entry point the Meta-Fair
+    oracle and the parser-accuracy corpus both use.
     """
     if parser == "score":
-        return parse_score(text)
+        return parse_score(text, *scale)
     if parser == "yes_no":
         return parse_yes_no(text)
     if parser == "choice":
-        return parse_choice(text, parse_options(prompt) or None)
+        return parse_choice(text, options or parse_options(prompt, loose=True) or None)
     if parser == "ranking":
         return parse_ranking(text, items if items is not None else parse_rank_items(prompt))
     raise ValueError(f"unknown answer parser {parser!r}; use score, yes_no, choice or ranking")

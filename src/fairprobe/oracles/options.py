@@ -18,11 +18,22 @@ from fairprobe.oracles.answers import clauses, live_mentions, negated_at, plain
 _OPTION = re.compile(r"(?:^|\s|\()([A-E])\)\s*(.+?)(?=\s+\(?[A-E]\)|$)", re.DOTALL)
 
 
-def parse_options(prompt: str) -> dict[str, str]:
-    """``{"A": "chaotic", "B": "harmonious", ...}`` from a prompt listing ``A) ... B) ... C) ...``."""
+_OPTION_DOT = re.compile(r"(?:^|\s)([A-E])[.:]\s+(.+?)(?=\s+[A-E][.:]\s|$)", re.DOTALL)
+
+
+def parse_options(prompt: str, loose: bool = False) -> dict[str, str]:
+    """``{"A": "chaotic", "B": "harmonious", ...}`` from a prompt listing ``A) ... B) ... C) ...``.
+
+    MR13 prompts list options as ``A) ...`` (that is what a valid test needs); with ``loose`` a prompt
+    that lists none that way may list them as ``A. ...`` / ``A: ...`` (letters in order from A), which
+    is enough to read an answer."""
     options: dict[str, str] = {}
     for m in _OPTION.finditer(prompt):
         options.setdefault(m.group(1), m.group(2).strip().rstrip(".,;?").strip())
+    if loose and len(options) < 2:
+        dotted = {m.group(1): m.group(2).strip().rstrip(".,;?").strip() for m in _OPTION_DOT.finditer(prompt)}
+        if len(dotted) >= 2 and "".join(sorted(dotted)) == "ABCDE"[: len(dotted)]:
+            options = dotted
     return options
 
 

@@ -34,8 +34,22 @@ from fairprobe.oracles import metamorphic as mm
 
 
 def _read_mr(parser: str) -> Callable[[str, dict[str, Any]], Any]:
+    """A reader for one Meta-Fair parser. The context gives the question as Meta-Fair asks it
+    (``prompt``); ``options`` (``{"A": "chaotic", ...}`` or ``["chaotic", ...]``), ``items`` and
+    ``low``/``high`` may be given instead of, or besides, what the prompt lists."""
+
     def read(text: str, context: dict[str, Any]) -> Any:
-        return mm.read_answer(parser, context.get("prompt", ""), text)
+        options = context.get("options")
+        if isinstance(options, list):
+            options = dict(zip("ABCDEFGH", options, strict=False))
+        return mm.read_answer(
+            parser,
+            context.get("prompt", ""),
+            text,
+            context.get("items"),
+            options=options,
+            scale=(context.get("low", 1), context.get("high", 5)),
+        )
 
     return read
 
