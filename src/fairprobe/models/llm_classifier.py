@@ -236,8 +236,9 @@ class LabelParser:
                 series.setdefault(m.group(1), {})[m.group(2)] = label
         self._series = [
             (
-                re.compile(
-                    rf"(?<!\w){re.escape(prefix)}s?\s+(\d+(?:\s*(?:,\s*and|,|and|&|or)\s*\d+)+)(?!\w)",
+                re.compile(  # "Articles 5 and 6", "Art. 6", "Arts. 3, 5 and 6"
+                    rf"(?<!\w)(?:{re.escape(prefix)}s?\s+(?=\d+\s*(?:,\s*and|,|and|&|or)\s*\d)"
+                    rf"|{re.escape(prefix[:3])}s?\.\s*)(\d+(?:\s*(?:,\s*and|,|and|&|or)\s*\d+)*)(?!\w)",
                     re.IGNORECASE,
                 ),
                 numbers,
@@ -253,9 +254,11 @@ class LabelParser:
         }
         for pattern, numbers in self._series:
             for m in pattern.finditer(text):
-                for n in re.finditer(r"\d+", m.group(1)):
-                    if n.group(0) in numbers:
-                        found.setdefault(m.start(1) + n.start(), (m.start(1) + n.end(), numbers[n.group(0)]))
+                for k, n in enumerate(re.finditer(r"\d+", m.group(1))):
+                    if n.group(0) in numbers:  # the first number's mention starts at "Art." / "Articles"
+                        start = m.start() if k == 0 else m.start(1) + n.start()
+                        if not any(a <= start < b for a, (b, _) in found.items()):
+                            found[start] = (m.start(1) + n.end(), numbers[n.group(0)])
         return [(start, end, label) for start, (end, label) in sorted(found.items())]
 
     def find(self, answer: str) -> list[str]:
