@@ -128,11 +128,12 @@ _AFTER_BARE_NO = re.compile(
     r"definitely|certainly|the|a|an)\b",
     re.IGNORECASE,
 )
+_NOT_AN_ANSWER = r"one|doubt|question|way|matter|longer|more|less|reason|evidence|different|better|worse"
 _EXPLICIT_YN = re.compile(
     r"(?:\b(?:answer|response|verdict|reply)\s*(?:is|would be|will be|:|-|–|=)"
     r"|\bi(?:'d|\s+would|\s+will|'ll)?\s+(?:say|answer|go with|lean towards?|reply)"
     r"|(?:^|[,;.]\s*|\b)(?:so|therefore|thus|hence|in short|in conclusion|overall|in summary)\s*[,:]?)"
-    r"\s*[\"']?(yes|no)(?![\w'])(?!\s+(?:one|doubt|question|way|matter|longer|more|less|reason|evidence)\b)",
+    rf"\s*[\"']?(yes|no)(?![\w'])(?!\s+(?:{_NOT_AN_ANSWER})\b)",
     re.IGNORECASE,
 )
 _LEAD_LABEL = re.compile(
@@ -201,7 +202,8 @@ def parse_yes_no(text: str) -> str | None:
     }
     if opening:  # "No, but yes in some cases", "Yes. No. Maybe." take both sides
         against = "yes" if opening == "no" else "no"
-        hedged = against in alone or re.search(rf"\bbut\s+{against}\b", t, re.IGNORECASE)
+        but = r"\bbut\s+yes\b" if against == "yes" else rf"\bbut\s+no\b(?!\s+(?:{_NOT_AN_ANSWER})\b)"
+        hedged = against in alone or re.search(but, t, re.IGNORECASE)
         return None if hedged else opening
     return alone.pop() if len(alone) == 1 else None
 

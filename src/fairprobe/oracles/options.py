@@ -45,7 +45,8 @@ _REJECT = re.compile(
     re.IGNORECASE,
 )
 _UNREJECT = re.compile(
-    r"(?:avoid\w*|without|non-|not an?|isn't an?|no)\s*(?:\w+\s+)?(?=stereotyp|bias|generali)", re.IGNORECASE
+    r"(?:avoid\w*|without|non-|not an?|isn't an?|no)\s*(?:\w+\s+)?(?:stereotyp|bias|generali)\w*",
+    re.IGNORECASE,
 )
 # "A" is option A only when used as a name: "A)", "(A)", "A.", "A would …", "option A", "not A".
 _A_AS_NAME = (
