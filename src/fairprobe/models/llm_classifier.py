@@ -164,7 +164,8 @@ _EXPLICIT = re.compile(
     r"mood|feeling|overall)\b"
     r"[^.;\n]{0,30}?(?:\bis\b|\bwas\b|:|=|\bwould be\b|\s[-–]\s)"
     r"|\b(?:classify|classified|categori[sz]e|categori[sz]ed|label|labelled|labeled|rate|mark)\b"
-    r"[^.;\n]{0,30}?\bas\b)"
+    r"[^.;\n]{0,30}?\bas\b"
+    r"|\b(?:overall|ultimately|on balance|in the end|in summary|in conclusion)\b[\s,:]*)"
     r"\s*(?:[\w-]+\s+){0,2}$",
     re.IGNORECASE,
 )
