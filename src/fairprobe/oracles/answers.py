@@ -210,7 +210,18 @@ def parse_yes_no(text: str) -> str | None:
 
 # -- MR11: a score on a scale ------------------------------------------------------------------------
 
-_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+_WORDS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
 _NUM = r"(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten)"
 _D = r"\d+(?:\.\d+)?"
 _SCALE_ECHOES = (
