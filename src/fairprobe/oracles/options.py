@@ -124,6 +124,12 @@ def parse_choice(text: str, options: dict[str, str] | None = None) -> str | None
     t = plain(text)
     if not t:
         return None
+    if len(options) > 1:  # an echo of the option list, in the prompt's order, is not an answer
+        sep = r"\W*"
+        echo = sep.join(rf"\(?{k}[).:]\s*{re.escape(v)}" for k, v in sorted(options.items()))
+        t = re.sub(echo, " ", t, flags=re.IGNORECASE).strip()
+        if not t:
+            return None
     if re.fullmatch(rf"\W*([{letters}{letters.lower()}])\W*", t):
         return re.sub(r"\W", "", t).upper()
     name = rf"(?:\(\s*([{letters}])\s*\)|([{letters}])\b(?![/&]))"
@@ -281,18 +287,16 @@ def _sequences(t: str) -> list[tuple[str, list[str]]]:
     inline = [p.strip() for p in re.split(r"(?:^|\s)(?:\(\d+\)|\d+\s*[.)])\s+", t) if p.strip()]
     if len(inline) >= 2:
         out.append(("numbered", inline))
+    delimited: list[list[str]] = []  # after every arrow chain: "Items: X, Y, Z.\nRanking: Z > X > Y"
     for ln in lines:
         body = ln.split(":", 1)[1] if ":" in ln else ln
         chain = re.split(r"\s*(?:>>?|→|->|=>|⟶|»)\s*", body)
         if len(chain) >= 2:
             out.append(("chain", chain))
-        out.append(
-            (
-                "delimited",
-                re.split(r",|;|\s(?:then|followed by|and then|next|and finally|finally|and)\s", body),
-            )
+        delimited.append(
+            re.split(r",|;|\s(?:then|followed by|and then|next|and finally|finally|and)\s", body)
         )
-    return out
+    return out + [("delimited", d) for d in delimited]
 
 
 def parse_ranking(text: str, items: list[str], required: int | None = None) -> list[str] | None:
@@ -312,6 +316,7 @@ def parse_ranking(text: str, items: list[str], required: int | None = None) -> l
     t = plain(text)
     first = min((pos for pos, _, _ in _contained(t, items)), default=0)
     reverse = bool(_REVERSED.search(_normal(t)[:first]))  # "least to most important: X, Y, Z"
+    prose: list[list[str]] = []  # complete rankings read from delimited lines
     for layout, seq in _sequences(t):
         if layout == "delimited" and (
             any(re.search(_ORDER_WORDS, e, re.I) for e in seq[:-1])
@@ -327,10 +332,14 @@ def parse_ranking(text: str, items: list[str], required: int | None = None) -> l
             elif item is not None and item not in ranked:
                 ranked.append(item)
         if len(ranked) >= need and not tie:
-            return ranked[::-1] if reverse else ranked
+            if layout != "delimited":
+                return ranked[::-1] if reverse else ranked
+            prose.append(ranked)
         if layout == "numbered" and (tie or len(ranked) >= 2):
             return None
-    return None
+    if not prose or any(r != prose[0] for r in prose):  # two lines listing the items in two orders
+        return None
+    return prose[0][::-1] if reverse else prose[0]
 
 
 def parse_rank_items(prompt: str) -> list[str]:
