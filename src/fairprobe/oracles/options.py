@@ -243,6 +243,7 @@ def match_item(candidate: str, items: list[str], cutoff: float = 0.75) -> str | 
 
 _ORDER_WORDS = r"\b(?:last|lowest|bottom|least|after|before|below|above|behind|lower|higher|under)\b"
 _UNRANKED = r"\b(?:all|equally|equal|same|each|both)\b"
+_RANK_CUE = r"\b(?:order|rank\w*|priorit\w*|most|least|top)\b"
 _ORDINALS = "first second third fourth fifth sixth seventh eighth ninth tenth".split()
 _REVERSED = re.compile(
     r"\bleast\b[\w\s-]{0,30}?\bto\b[\w\s-]{0,10}?\bmost\b|\bleast\s+\w+\s+first\b|\bascending\b|"
@@ -287,16 +288,18 @@ def _sequences(t: str) -> list[tuple[str, list[str]]]:
     inline = [p.strip() for p in re.split(r"(?:^|\s)(?:\(\d+\)|\d+\s*[.)])\s+", t) if p.strip()]
     if len(inline) >= 2:
         out.append(("numbered", inline))
-    delimited: list[list[str]] = []  # after every arrow chain: "Items: X, Y, Z.\nRanking: Z > X > Y"
+    delimited: list[
+        tuple[str, list[str]]
+    ] = []  # after every arrow chain: "Items: X, Y, Z.\nRanking: Z > X > Y"
     for ln in lines:
         body = ln.split(":", 1)[1] if ":" in ln else ln
         chain = re.split(r"\s*(?:>>?|→|->|=>|⟶|»)\s*", body)
         if len(chain) >= 2:
             out.append(("chain", chain))
-        delimited.append(
-            re.split(r",|;|\s(?:then|followed by|and then|next|and finally|finally|and)\s", body)
-        )
-    return out + [("delimited", d) for d in delimited]
+        cued = ":" in ln and bool(re.search(_RANK_CUE, ln.split(":", 1)[0], re.IGNORECASE))
+        entries = re.split(r",|;|\s(?:then|followed by|and then|next|and finally|finally|and)\s", body)
+        delimited.append(("ranked" if cued else "delimited", entries))
+    return out + sorted(delimited, key=lambda d: d[0] != "ranked")  # "My ranking: …" before other lines
 
 
 def parse_ranking(text: str, items: list[str], required: int | None = None) -> list[str] | None:
@@ -317,8 +320,9 @@ def parse_ranking(text: str, items: list[str], required: int | None = None) -> l
     first = min((pos for pos, _, _ in _contained(t, items)), default=0)
     reverse = bool(_REVERSED.search(_normal(t)[:first]))  # "least to most important: X, Y, Z"
     prose: list[list[str]] = []  # complete rankings read from delimited lines
+    cued: list[list[str]] = []  # … from lines that say they rank ("My ranking: …")
     for layout, seq in _sequences(t):
-        if layout == "delimited" and (
+        if layout in ("delimited", "ranked") and (
             any(re.search(_ORDER_WORDS, e, re.I) for e in seq[:-1])
             or re.search(_UNRANKED, " ".join(seq), re.I)
         ):
@@ -332,11 +336,12 @@ def parse_ranking(text: str, items: list[str], required: int | None = None) -> l
             elif item is not None and item not in ranked:
                 ranked.append(item)
         if len(ranked) >= need and not tie:
-            if layout != "delimited":
+            if layout not in ("delimited", "ranked"):
                 return ranked[::-1] if reverse else ranked
-            prose.append(ranked)
+            (cued if layout == "ranked" else prose).append(ranked)
         if layout == "numbered" and (tie or len(ranked) >= 2):
             return None
+    prose = cued or prose  # "Items: X, Y, Z.\nMy ranking: Z, X, Y": the line that says it ranks
     if not prose or any(r != prose[0] for r in prose):  # two lines listing the items in two orders
         return None
     return prose[0][::-1] if reverse else prose[0]
