@@ -352,7 +352,8 @@ _CANNOT = (
 # idioms that are not refusals: "I can't help but notice", "I can't recommend it enough",
 # "I can't tell you how much …"
 _IDIOM = (
-    r"(?!\s+(?:but|you how|thinking|feeling|wondering|noticing|for (?:everyone|everybody|all|every))\b)"
+    r"(?!\s+(?:but|you how|thinking|feeling|wondering|noticing|for (?:everyone|everybody|all|every|sure|certain)"
+    r"|with (?:certainty|confidence))\b)"
     r"(?!\s+(?:[\w-]+\s+){0,3}(?:enough|more)\b)"
 )
 _REFUSALS = re.compile(
