@@ -4,15 +4,21 @@ A :class:`ClassificationTask` gives the label set, a system prompt, a question t
 ``{text}``, few-shot examples and decoding parameters. Each text becomes one chat request; the
 free-text answer is mapped to labels by :class:`LabelParser`:
 
-- a label (or one of its aliases) counts when it occurs case-insensitively as a whole phrase
-  (word boundaries on both sides), longest surface form first, and each stretch of the answer is
-  matched once: with labels ``Waivers`` and ``No Waivers``, the answer "No Waivers" gives only
-  ``No Waivers``, never a substring hit on ``Waivers``;
-- single-label tasks: exactly one distinct label must be found, otherwise :data:`INVALID`
-  (no label, or two different labels as in "positive, not negative");
-- multi-label tasks: the set of labels found, :data:`INVALID` when none is found — unless the
+- a label (or one of its aliases) counts when it occurs case-insensitively as a whole phrase, longest
+  surface form first, each stretch of the answer matched once: with labels ``Waivers`` and
+  ``No Waivers``, the answer "No Waivers" gives only ``No Waivers``; a plural label also matches its
+  singular ("Governing Law") and numbered labels read in series ("Articles 5 and 6");
+- a negated mention ("not positive", "no violation of Article 8", "Article 3 was not violated") or
+  one inside an echoed question ("Positive or negative? Positive.") does not count;
+- single-label tasks: the stated answer ("Answer: X", "the sentiment is X") wins over labels named in
+  an explanation, else the first sentence's label, else the one label of the answer; no label, or two
+  where one is asked ("positive and negative"), is :data:`INVALID`;
+- multi-label tasks: the set of labels that count, :data:`INVALID` when none does — unless the
   task names a ``none_answer`` (HInter Table 8's ECtHR example answers "None": no article
-  violated) and the answer says it as a whole phrase and names no label: then the empty set.
+  violated) and the answer says it ("None", "No violation"): then the empty set.
+
+The parser's accuracy on chat-style answers is measured by ``bench/oracles.py`` on the hand-labelled
+corpus in ``tests/oracles/corpus/labels.jsonl``.
 
 Unparsable answers are counted in :attr:`LLMClassifier.invalid_count`, so the INVALID rate can be
 reported beside every metric: Meta-Fair (Table 5) reports invalid responses "due to output errors
@@ -36,6 +42,7 @@ from fairprobe.models.base import (
     canonical_json,
     sha256_hex,
 )
+from fairprobe.oracles.answers import COORDINATED, live_mentions, plain
 
 DEFAULT_SINGLE_PROMPT = (
     "You are a text classifier. Answer with exactly one label from: {labels}. Answer with the label only."
@@ -141,8 +148,55 @@ class ClassificationTask:
         return sha256_hex(canonical_json(self.to_json()))[:16]
 
 
+def _singular(word: str) -> str | None:
+    """The singular of a plural label word ("Laws" → "Law", "Taxes" → "Tax"), else ``None``."""
+    if not word.isalpha() or len(word) < 4 or not word.endswith("s") or word.endswith("ss"):
+        return None
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith("es") and re.search(r"(?:x|ss|ch|sh|z)es$", word):
+        return word[:-2]
+    return word[:-1]
+
+
+_EXPLICIT = re.compile(
+    r"(?:\b(?:answer|label|sentiment|classification|category|topic|theme|area|verdict|review|tone|attitude|"
+    r"mood|feeling|overall)\b"
+    r"[^.;\n]{0,30}?(?:\bis\b|\bwas\b|:|=|\bwould be\b|\s[-–]\s)"
+    r"|\b(?:classify|classified|categori[sz]e|categori[sz]ed|label|labelled|labeled|rate|mark)\b"
+    r"[^.;\n]{0,30}?\bas\b"
+    r"|\b(?:overall|ultimately|on balance|in the end|in summary|in conclusion)\b[\s,:]*)"
+    r"\s*(?:[\w-]+\s+){0,2}$",
+    re.IGNORECASE,
+)
+_NEGATED_AFTER = re.compile(
+    r"\s*(?:(?:was|were|is|are|has been|have been)\s+not\b|(?:wasn't|weren't|isn't|aren't)\b|"
+    r"(?:does|do)(?:\s+not|n't)\s+apply|not\s+(?:violated|applicable))",
+    re.IGNORECASE,
+)
+_ALTERNATIVE = re.compile(
+    r"[\s,;)(]*(?:or|and|/|&|,)\s*(?:maybe|possibly|perhaps|probably)?[\s(]*", re.IGNORECASE
+)
+_NONE_PHRASES = r"\bno\s+(?:violations?|articles?|labels?)\b|\bnot\s+violated\b|\bnone\s+of\b"
+
+
 class LabelParser:
-    """Maps a free-text answer to one label, a set of labels, or :data:`INVALID`."""
+    """Maps a free-text answer to one label, a set of labels, or :data:`INVALID`.
+
+    Reading a chat model's answer (markdown removed first):
+
+    - a label counts as a whole phrase, case-insensitively, longest surface form first; a plural
+      label also matches its singular ("Governing Law" for "Governing Laws"); numbered labels sharing
+      a word are read in series ("Articles 5 and 6" → Article 5, Article 6);
+    - mentions that are negated ("not positive", "no violation of Article 8", "Article 3 was not
+      violated", "more positive than negative") or sit in an echoed question ("Positive or
+      negative? Positive.") do not count;
+    - single-label: an explicit statement ("Answer: X", "the sentiment is X", "I'd classify it as
+      X") wins, else the first sentence's label ("Negative. … a few scenes are positive"), else the
+      one label in the whole answer; two labels where one is expected ("A or B") → INVALID;
+    - multi-label: every label that counts; none → the empty set when the task names a
+      ``none_answer`` and the answer says it ("None", "No violation"), else INVALID.
+    """
 
     def __init__(
         self,
@@ -155,7 +209,9 @@ class LabelParser:
         self.multi_label = multi_label
         words = none_answer.split()
         self._none = (
-            re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)", re.IGNORECASE)
+            re.compile(
+                r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)|" + _NONE_PHRASES, re.IGNORECASE
+            )
             if words
             else None
         )
@@ -165,25 +221,109 @@ class LabelParser:
                 key = " ".join(form.split()).casefold()
                 if key and forms.setdefault(key, label) != label:
                     raise SpecError(f"surface form {form!r} is given for two labels; keep each alias unique")
+        for key, label in list(forms.items()):
+            *head, last = key.split(" ")
+            single = _singular(last)
+            if single:
+                forms.setdefault(" ".join([*head, single]), label)  # never overrides a real form
         self._forms = forms
         ordered = sorted(forms, key=lambda f: (-len(f), f))
         alternatives = (r"\s+".join(re.escape(word) for word in form.split()) for form in ordered)
         self._pattern = re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)", re.IGNORECASE)
+        series: dict[str, dict[str, str]] = {}
+        for key, label in forms.items():
+            m = re.fullmatch(r"([a-z]+) (\d+)", key)
+            if m:
+                series.setdefault(m.group(1), {})[m.group(2)] = label
+        self._series = [
+            (
+                re.compile(  # "Articles 5 and 6", "Art. 6", "Arts. 3, 5 and 6"
+                    rf"(?<!\w)(?:{re.escape(prefix)}s?\s+(?=\d+\s*(?:,\s*and|,|and|&|or)\s*\d)"
+                    rf"|{re.escape(prefix[:3])}s?\.\s*)(\d+(?:\s*(?:,\s*and|,|and|&|or)\s*\d+)*)(?!\w)",
+                    re.IGNORECASE,
+                ),
+                numbers,
+            )
+            for prefix, numbers in series.items()
+        ]
+
+    def _mentions(self, text: str) -> list[tuple[int, int, str]]:
+        """``(start, end, label)`` of each label mention in ``text``, in order."""
+        found = {
+            m.start(): (m.end(), self._forms[" ".join(m.group(0).split()).casefold()])
+            for m in self._pattern.finditer(text)
+        }
+        for pattern, numbers in self._series:
+            for m in pattern.finditer(text):
+                for k, n in enumerate(re.finditer(r"\d+", m.group(1))):
+                    if n.group(0) in numbers:  # the first number's mention starts at "Art." / "Articles"
+                        start = m.start() if k == 0 else m.start(1) + n.start()
+                        if not any(a <= start < b for a, (b, _) in found.items()):
+                            found[start] = (m.start(1) + n.end(), numbers[n.group(0)])
+        return [(start, end, label) for start, (end, label) in sorted(found.items())]
 
     def find(self, answer: str) -> list[str]:
-        """Distinct labels mentioned in ``answer``, in order of first mention."""
-        found: dict[str, None] = {}
-        for match in self._pattern.finditer(answer):
-            found.setdefault(self._forms[" ".join(match.group(0).split()).casefold()], None)
-        return list(found)
+        """Distinct labels mentioned in ``answer``, in order of first mention (negated ones included)."""
+        return list(dict.fromkeys(label for _, _, label in self._mentions(plain(answer))))
+
+    def _live(self, text: str) -> list[tuple[int, str]]:
+        """Mentions that count: not negated (before or after: "Article 3 was not violated"), not in a
+        question ("Positive or negative? Positive.")."""
+        spans = []
+        for start, end, label in self._mentions(text):
+            stop = re.search(r"[.!?\n]|$", text[end:])
+            if stop and stop.group(0) == "?":
+                continue
+            spans.append((start, end, label))
+        after = {start for start, end, _ in spans if _NEGATED_AFTER.match(text[end:])}
+        for (s1, e1, _), (s2, _, _) in reversed(
+            list(zip(spans, spans[1:], strict=False))
+        ):  # "Articles 3 and 5 were not"
+            if s2 in after and COORDINATED.fullmatch(text[e1:s2]):
+                after.add(s1)
+        return [(pos, label) for pos, label in live_mentions(text, spans) if pos not in after]
 
     def parse(self, answer: str) -> Prediction:
-        found = self.find(answer)
+        text = plain(answer)
+        live = self._live(text)
         if self.multi_label:
-            if not found and self._none is not None and self._none.search(answer):
+            if live:
+                return Prediction(frozenset(label for _, label in live))
+            if self._none is not None and self._none.search(text):
                 return Prediction(frozenset())
-            return Prediction(frozenset(found) if found else frozenset([INVALID]))
-        return Prediction(frozenset(found) if len(found) == 1 else frozenset([INVALID]))
+            return Prediction(frozenset([INVALID]))
+        # sentences, and a subordinate clause after a comma ("positive, although … negative") apart
+        sentences = [
+            (m.start(), m.end())
+            for m in re.finditer(
+                r"(?:[^.!?;\n,]|,(?!\s*(?:although|though|even though|even if|despite|while|whereas)\b))+"
+                r"[.!?;\n,]*",
+                text,
+            )
+        ]
+
+        def sentence_of(pos: int) -> tuple[int, int]:
+            return next((a, b) for a, b in sentences if a <= pos < b)
+
+        explicit = {label for pos, label in live if _EXPLICIT.search(text[sentence_of(pos)[0] : pos])}
+        if len(explicit) > 1:
+            return Prediction(frozenset([INVALID]))
+        if explicit:
+            (label,) = explicit  # unless offered with an alternative: "Answer: Economic Activity or Unions"
+            at = next(p for p, lab in live if lab == label)
+            later = [p for p, lab in live if p > at and lab != label]
+            found = self._pattern.match(text, at)
+            if later and _ALTERNATIVE.fullmatch(text[found.end() if found else at + len(label) : later[0]]):
+                return Prediction(frozenset([INVALID]))
+            return Prediction(frozenset([label]))
+        if live:
+            span = sentence_of(live[0][0])
+            first = {lab for p, lab in live if span[0] <= p < span[1]}
+            if len(first) == 1:
+                return Prediction(frozenset(first))
+            if len(first) > 1:
+                return Prediction(frozenset([INVALID]))
+        return Prediction(frozenset([INVALID]))
 
 
 class LLMClassifier:

@@ -29,15 +29,8 @@ class Outcome:
 
 
 def _parse(rel: Relation, prompt: str, text: str, items: list[str]) -> Any:
-    if rel.parser == "score":
-        return mm.parse_score(text)
-    if rel.parser == "yes_no":
-        return mm.parse_yes_no(text)
-    if rel.parser == "choice":
-        return mm.parse_choice(text, mm.parse_options(prompt) or None)
-    if rel.parser == "ranking":
-        return mm.parse_ranking(text, items)
-    raise AssertionError(rel.parser)
+    assert rel.parser is not None
+    return mm.read_answer(rel.parser, prompt, text, items)
 
 
 def deterministic(
