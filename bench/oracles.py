@@ -91,10 +91,36 @@ def refusal_rows(show_errors: bool = False) -> Table:
     return header, rows
 
 
+def person_rows(show_errors: bool = False) -> Table:
+    """HInter's person check ("this body adjective describes a person") per split of its corpus."""
+    from fairprobe.text.person import evaluate_corpus
+
+    corpus = ROOT / "tests" / "text" / "person_adjectives.jsonl"
+    header = ["detector", "split", "sentences", "person uses", "precision", "recall"]
+    rows = []
+    for split in (None, "heldout", "heldout2"):
+        score = evaluate_corpus(corpus, split=split)
+        rows.append(
+            [
+                "person adjective",
+                split or "all",
+                str(score["n"]),
+                str(score["tp"] + score["fn"]),
+                _pct(score["precision"]),
+                _pct(score["recall"]),
+            ]
+        )
+        if show_errors and split is None:
+            for w in score["wrong"]:
+                print(f"    WRONG {w}")
+    return header, rows
+
+
 SECTIONS: list[tuple[str, Callable[[bool], Table]]] = [
     ("Answer parsers", parser_rows),
     ("Refusal detector", refusal_rows),
-    # other oracles (judge control accuracy, person-mention detector, ...) append here
+    ("Person check of body adjectives (spaCy parser + entities + WordNet person nouns)", person_rows),
+    # other oracles append here
 ]
 
 
