@@ -326,7 +326,7 @@ def main() -> None:
 def _stop(label: str, message: str, code: int) -> None:
     """One red line on stderr (user text escaped, never read as console markup; a key in a model
     URI shown as ``***``), then exit."""
-    from fairprobe.models.uri import redact_uri
+    from fairprobe.models.redact import redact_uri
 
     err.print(f"[red]{label}:[/] {escape(redact_uri(message))}", highlight=False, soft_wrap=True)
     sys.exit(code)

@@ -19,7 +19,7 @@ from typing import Any
 from fairprobe import __version__
 from fairprobe.caching import CachedChatModel, CachedClassifier
 from fairprobe.errors import DataError, FairprobeError, InternalError, RunInterrupted, RunStateError
-from fairprobe.models.uri import redact_secrets, redact_uri
+from fairprobe.models.redact import redact_secrets, redact_uri
 from fairprobe.progress import ProgressReporter
 from fairprobe.registry import get as get_technique
 from fairprobe.report.html import render_html

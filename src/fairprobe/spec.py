@@ -181,7 +181,7 @@ class BlockSpec:
         """The block as run: defaults filled in; compared on resume. Secrets in model URIs are
         ``***`` (:func:`~fairprobe.models.uri.redact_uri`): this is what ``spec.yaml``, ``run.db``
         and ``summary.json`` hold, and a key never changes findings, so the resume check skips it."""
-        from fairprobe.models.uri import redact_secrets
+        from fairprobe.models.redact import redact_secrets
 
         return {
             "technique": self.technique,

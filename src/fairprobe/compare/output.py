@@ -252,7 +252,7 @@ def summary_markdown(summary: dict[str, Any], comparison: Comparison) -> str:
 
 
 def write_outputs(out: Path, comparison: Comparison, started: str, finished: str) -> dict[str, Any]:
-    from fairprobe.models.uri import redact_secrets
+    from fairprobe.models.redact import redact_secrets
     from fairprobe.report.html import render_html
     from fairprobe.report.writers import atomic_write, write_findings, write_junit, write_summary
 

@@ -40,7 +40,7 @@ import httpx
 from fairprobe.errors import ContextLengthError, ModelError, ModelOutputError
 from fairprobe.models.base import ChatRequest, ChatResponse, Fingerprint
 from fairprobe.models.context import is_context_overflow
-from fairprobe.models.uri import redact_uri
+from fairprobe.models.redact import redact_uri
 
 log = logging.getLogger("fairprobe.models.openai")
 

@@ -37,7 +37,7 @@ from fairprobe.methods.caffe.generation import generate_pairs, read_prompts, sto
 from fairprobe.methods.caffe.kb import Triple, build_kb, load_kb, retopic
 from fairprobe.methods.caffe.verdicts import CALIBRATE_AT_ZERO, verdict
 from fairprobe.models.base import ChatRequest
-from fairprobe.models.uri import redact_uri
+from fairprobe.models.redact import redact_uri
 from fairprobe.runner import RunContext
 from fairprobe.stats import cochran_sample_size
 
