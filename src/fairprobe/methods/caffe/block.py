@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from fairprobe.spec import BlockBase
 
@@ -93,3 +93,9 @@ class CaffeBlock(BlockBase):
 
             self.pair_mode = default_pair_mode(self.generator)
         return self
+
+
+class KbBuildOptions(BaseModel):
+    """Bounds of ``fairprobe caffe kb build``'s options (the rest are files, checked on reading)."""
+
+    limit: int | None = Field(default=None, ge=1, description="first N usable CrowS-Pairs rows")

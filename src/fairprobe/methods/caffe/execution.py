@@ -38,6 +38,7 @@ from fairprobe.methods.caffe.kb import Triple, build_kb, load_kb, retopic
 from fairprobe.methods.caffe.verdicts import CALIBRATE_AT_ZERO, verdict
 from fairprobe.models.base import ChatRequest
 from fairprobe.runner import RunContext
+from fairprobe.spec import YamlLoader
 from fairprobe.stats import cochran_sample_size
 
 FINDINGS_CHUNK = 200
@@ -50,7 +51,8 @@ def case_models(block: CaffeBlock) -> str:
     models = set()
     for path in block.case:
         try:
-            models.add(yaml.safe_load(Path(path).read_text(encoding="utf-8"))["environment"]["model"])
+            text = Path(path).read_text(encoding="utf-8")
+            models.add(yaml.load(text, Loader=YamlLoader)["environment"]["model"])  # noqa: S506
         except (OSError, TypeError, KeyError, yaml.YAMLError):
             return "(from the case file)"
     return models.pop() if len(models) == 1 else "(several: see findings)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from fairprobe.spec import BlockBase
 
@@ -45,3 +45,18 @@ class CertifyBlock(BlockBase):
         "auto = MODEL/no-pretraining when it exists; null = none",
     )
     threads: int | None = Field(default=None, ge=1, description="torch threads (default: torch's own)")
+
+
+class TrainOptions(BaseModel):
+    """Bounds of ``fairprobe certify train``'s options (checked before the minutes of training);
+    unset values keep the recipe's defaults (shared/seeds/certificates.txt App. C.1, Tables 7–8)."""
+
+    blocks: int | None = Field(default=None, ge=1, le=64)
+    epochs: int = Field(default=20, ge=1)
+    batch: int = Field(default=32, ge=1)
+    lr: float = Field(default=3e-3, gt=0, le=10)
+    train_limit: int | None = Field(default=None, ge=1)
+    pretrain_epochs: int | None = Field(default=None, ge=1)
+    semantic_epochs: int | None = Field(default=None, ge=1)
+    semantic_pairs: int | None = Field(default=None, ge=1)
+    threads: int | None = Field(default=None, ge=1)
