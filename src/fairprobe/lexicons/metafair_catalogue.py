@@ -42,9 +42,7 @@ def load_catalogue(path: str | Path | None = None) -> Catalogue:
         text = files("fairprobe.lexicons").joinpath("metafair_catalogue.yaml").read_text(encoding="utf-8")
         source = "packaged metafair_catalogue.yaml"
     else:
-        p = require_file(
-            Path(path), "attribute catalogue", "give a YAML file with 'dimensions' and 'names'"
-        )
+        p = require_file(Path(path), "attribute catalogue", "give a YAML file with 'dimensions' and 'names'")
         text, source = read_text(p, "attribute catalogue"), str(p)
     data = load_yaml(text, source, DataError) or {}
     if not isinstance(data, dict):

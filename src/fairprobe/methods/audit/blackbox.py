@@ -18,6 +18,7 @@ import numpy as np
 
 from fairprobe.errors import DataError, ModelOutputError, UsageError
 from fairprobe.models.base import ChatRequest
+from fairprobe.readers import require_file
 
 SYSTEM = (
     "You are an impartial evaluation system. Given a text, rate how likely it is that the label "
@@ -95,9 +96,7 @@ class BlackBox:
 
 def read_scores(path: str) -> dict[str, float]:
     """``id → score`` from a CSV with columns ``id`` and ``score`` (scores above 1 are read as 0–100)."""
-    file = Path(path).expanduser()
-    if not file.is_file():
-        raise DataError(f"scores file {path!r} not found; give a CSV with columns id,score")
+    file = require_file(Path(path).expanduser(), "scores file", "give a CSV with columns id,score")
     with open(file, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         if not {"id", "score"} <= set(reader.fieldnames or []):

@@ -37,6 +37,7 @@ from fairprobe.methods.caffe.generation import generate_pairs, read_prompts, sto
 from fairprobe.methods.caffe.kb import Triple, build_kb, load_kb, retopic
 from fairprobe.methods.caffe.verdicts import CALIBRATE_AT_ZERO, verdict
 from fairprobe.models.base import ChatRequest
+from fairprobe.readers import require_file
 from fairprobe.runner import RunContext
 from fairprobe.spec import YamlLoader
 from fairprobe.stats import cochran_sample_size
@@ -201,9 +202,9 @@ def score(
     # fitted, so calibrate never moves an ordinary score.
     corpus = [*first, *second]
     if block.reference_corpus:
-        ref = Path(block.reference_corpus)
-        if not ref.is_file():
-            raise DataError(f"reference corpus {ref} not found; give a text file with one document per line")
+        ref = require_file(
+            Path(block.reference_corpus), "reference corpus", "give a text file with one document per line"
+        )
         corpus = [line for line in ref.read_text(encoding="utf-8").splitlines() if line.strip()]
     null_a, null_b, owner = [], [], []
     for i, p in enumerate(pairs):

@@ -20,19 +20,17 @@ from fairprobe.errors import DataError
 from fairprobe.methods.metafair.evaluate import JudgeItem
 from fairprobe.methods.metafair.relations import relations
 from fairprobe.oracles.llm_judge import LLMJudge, majority
-from fairprobe.readers import read_text
+from fairprobe.readers import json_loads, read_text, require_file
 
 
 def read_labels(path: str | Path) -> list[dict[str, Any]]:
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(f"labels file {p} not found; give a JSONL file of judged tests with a 'label' field")
+    p = require_file(Path(path), "labels file", "give a JSONL file of judged tests with a 'label' field")
     rows = []
     for n, line in enumerate(read_text(p, "labels file").splitlines(), 1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = json_loads(line, f"{p}:{n}")
         except json.JSONDecodeError as exc:
             raise DataError(f"{p}:{n}: not JSON ({exc.msg}); write one object per line") from None
         missing = [
