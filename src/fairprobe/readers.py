@@ -24,6 +24,8 @@ from fairprobe.errors import DataError, UsageError
 def require_file(path: Path, what: str, hint: str = "check the path") -> Path:
     """``path`` when it is a readable file; else one DataError that tells a folder (a common slip:
     ``--data runs/``) from a missing path, so the user is not sent looking for a file that exists."""
+    if str(path) in ("", "."):  # Path("") is "."; an empty option value lands here
+        raise DataError(f"{what}: give a file path, not an empty string")
     if path.is_dir():
         raise DataError(f"{what} {path} is a directory, expected a file")
     if not path.is_file():
@@ -87,7 +89,10 @@ def json_loads(text: str, where: str) -> Any:
     """``json.loads`` that refuses a lone UTF-16 surrogate escape (``"\\ud800"``): JSON accepts it,
     but the string is not text and broke the first write to the store (exit 3). Paired surrogates
     (an emoji written as two escapes) are fine. Raises ``json.JSONDecodeError`` like ``json.loads``."""
-    value = json.loads(text)
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise DataError(f"{where} is nested too deeply to read; flatten the JSON") from None
     if _SURROGATE_ESCAPE.search(text):
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
@@ -248,7 +253,24 @@ def _read_csv(path: Path, sep: str) -> dict[str, list[Any]]:
         if long_row is not None:
             raise long_row from None
         raise DataError(f"{path} is not valid CSV: {str(exc).strip().splitlines()[-1]}") from exc
+    if any(_MANGLED.match(str(c)) for c in df.columns):
+        _refuse_repeated_header(path, sep)
     return {str(c): df[c].tolist() for c in df.columns}
+
+
+_MANGLED = re.compile(r".*\.\d+$")
+"""pandas renames a repeated header name ``text`` to ``text.1``: such a name sends us to look."""
+
+
+def _refuse_repeated_header(path: Path, sep: str) -> None:
+    """A header naming one column twice (``text,text``) is an error: pandas kept the first silently."""
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        header = next(csv.reader(fh, delimiter=sep), [])
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            raise DataError(f"{path}:1: column {name!r} appears twice in the header; rename one")
+        seen.add(name)
 
 
 def _row_longer_than_header(path: Path, sep: str) -> DataError | None:

@@ -283,12 +283,42 @@ MAX_YAML_DEPTH = 100
 the parser's recursion (exit 3); no fairprobe file needs more than a handful of levels."""
 
 
+MAX_YAML_NODES = 1_000_000
+"""Most values a YAML file may expand to through its aliases: nine nested lists of nine aliases
+each ("billion laughs") ran for minutes and GBs before any check."""
+
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    """Values ``node`` stands for once every alias is expanded; linear in the distinct nodes."""
+    key = id(node)
+    if key not in memo:
+        memo[key] = 1  # a node that refers to itself (a recursive alias) counts once
+        children = (
+            [c for pair in node.value for c in pair]
+            if isinstance(node, yaml.MappingNode)
+            else (node.value if isinstance(node, yaml.SequenceNode) else [])
+        )
+        memo[key] = 1 + sum(_expanded_size(c, memo) for c in children)
+    return memo[key]
+
+
 class YamlLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` that refuses a key written twice in one mapping (YAML's last-one-wins
     silently dropped the first ``data:``) and nesting deeper than :data:`MAX_YAML_DEPTH`.
     Every YAML file fairprobe reads (specs, dictionaries, case files, catalogues) goes through it."""
 
     _depth = 0
+
+    def compose_document(self) -> yaml.Node | None:
+        node = super().compose_document()
+        if node is not None and _expanded_size(node, {}) > MAX_YAML_NODES:
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"its aliases (*name) expand to more than {MAX_YAML_NODES:,} values; write the values out",
+                node.start_mark,
+            )
+        return node
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         self._depth += 1
@@ -397,10 +427,10 @@ def parse_spec(
     if not isinstance(data, dict):
         raise SpecError(f"{source}:1: a spec is a mapping of settings and technique blocks")
     seed = data.get("seed", 0)
-    if not isinstance(seed, int):
+    if isinstance(seed, bool) or not isinstance(seed, int):
         raise SpecError(f"{source}:{line_of(root, ('seed',))}: seed must be an integer")
     version = data.get("version", 1)
-    if version != 1:
+    if isinstance(version, bool) or version != 1:
         raise SpecError(
             f"{source}:{line_of(root, ('version',))}: unsupported spec version {version!r}; use 1"
         )

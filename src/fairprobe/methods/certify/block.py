@@ -12,8 +12,9 @@ from fairprobe.spec import BlockBase
 class CertifyBlock(BlockBase):
     """Options of a certification run (shared/seeds/certificates.txt §3.3, Eqs. 3–4)."""
 
-    model: str = Field(description="model directory written by `fairprobe certify train`")
+    model: str = Field(min_length=1, description="model directory written by `fairprobe certify train`")
     data: str | None = Field(
+        min_length=1,
         default=None,
         description="sentences to certify: adult, toxicity, or a JSONL/CSV file with text,label; "
         "default: the held-out test split of the model's task",
@@ -23,6 +24,7 @@ class CertifyBlock(BlockBase):
         default=50, ge=1, description="nearest neighbours that make a sensitive word's substitute set"
     )
     substitutes: str | None = Field(
+        min_length=1,
         default=None,
         description="user substitute list (JSON {word: [..]} or word,substitute CSV) instead of k-NN; "
         "words and substitutes are tokenised as the model reads them, and a substitute with another "

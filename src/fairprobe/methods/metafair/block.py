@@ -18,7 +18,7 @@ class MetaFairBlock(BlockBase):
         default=None, description="generator chat URI; when unset, tests come from `tests`"
     )
     tests: str | None = Field(
-        default=None, description="tests file (JSONL); the shipped hand-written set when unset"
+        min_length=1, default=None, description="tests file (JSONL); the shipped hand-written set when unset"
     )
     mrs: list[str] = Field(default_factory=lambda: ["all"], description="relations to run: MR1 … MR14 or all")
     dimensions: list[str] = Field(default_factory=lambda: ["all"], description="bias dimensions or all")
@@ -27,7 +27,7 @@ class MetaFairBlock(BlockBase):
     )
     tests_per_attribute: int = Field(default=1, ge=1, le=20, description="tests generated per attribute")
     catalogue: str | None = Field(
-        default=None, description="attribute catalogue YAML; the packaged one when unset"
+        min_length=1, default=None, description="attribute catalogue YAML; the packaged one when unset"
     )
     generator_retries: int = Field(
         default=2, ge=0, le=10, description="correction rounds for invalid generator output"
