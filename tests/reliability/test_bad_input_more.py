@@ -332,3 +332,69 @@ def test_a_folder_given_as_an_input_file_says_so(cli, work, args, what):
         )
     )
     assert_one_red_line(cli(*args), what, "adir is a directory, expected a file")
+
+
+# ------------------------------------------------------------- more of the same families
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (
+            ["hinter", "--model", "py:kw:classify", "--data", "", "--out", "runs"],
+            ["--data", "at least 1 character"],
+        ),
+        (["metafair", "run", "--model", NO_MODEL, "--tests", "", "--out", "runs"], ["--tests", "at least 1"]),
+        (["certify", "verify", "--model", "", "--out", "runs"], ["--model", "at least 1 character"]),
+        (["caffe", "generate", "--case", "", "--generator", NO_MODEL], ["case file: give a file path"]),
+        (["lexicon", "extract", ""], ["SBIC file: give a file path"]),
+        (["caffe", "kb", "build", "--out", ""], ["--out: give a file path"]),
+    ],
+)
+def test_an_empty_path_is_refused(cli, work, args, needles):
+    """An empty string became Path('.') (the current folder) or, for the Meta-Fair tests file,
+    silently the shipped set."""
+    assert_one_red_line(cli(*args), *needles)
+
+
+def test_json_nested_too_deeply_is_one_line(cli, work):
+    (work / "deep.jsonl").write_text('{"text": ' + "[" * 100_000 + "]" * 100_000 + ', "label": "POS"}\n')
+    assert_one_red_line(
+        cli("run", _spec(work, "deep.jsonl"), "--out", "runs"), "deep.jsonl:1", "nested too deeply"
+    )
+
+
+def test_a_column_named_twice_in_a_csv_header_is_refused(cli, work):
+    """pandas renamed the second 'text' to 'text.1' and the first one was used, silently."""
+    (work / "twice.csv").write_text("text,text,label\na good film,x,POS\na bad film,y,NEG\n")
+    assert_one_red_line(
+        cli("run", _spec(work, "twice.csv"), "--out", "runs"), "twice.csv:1", "'text' appears twice"
+    )
+
+
+def test_yaml_alias_bomb_is_refused_at_once(cli, work):
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{name}: &{name} [{', '.join(['*' + prev] * 9)}]")
+    lines += ["thresholds: [*i]", "accuracy:", "  model: py:kw:classify", "  data: data.csv"]
+    (work / "bomb.yaml").write_text("\n".join(lines) + "\n")
+    r = cli("run", "bomb.yaml", "--out", "runs", timeout=60)
+    assert_one_red_line(r, "bomb.yaml", "expand to more than")
+
+
+def test_boolean_seed_is_not_an_integer(cli, work):
+    (work / "s.yaml").write_text("seed: true\naccuracy:\n  model: py:kw:classify\n  data: data.csv\n")
+    assert_one_red_line(cli("run", "s.yaml", "--out", "runs"), "s.yaml:1", "seed must be an integer")
+
+
+def test_certify_eval_data_with_a_broken_line_is_one_line(cli, work):
+    """certify's own JSONL reading let a JSONDecodeError through (exit 3)."""
+    pytest.importorskip("torch")
+    from fairprobe.methods.certify.model import ModelConfig, build_model, save_model
+
+    cfg = ModelConfig(vocab_size=4, blocks=1)
+    model = work / "model"
+    save_model(model, build_model(cfg), cfg, ["<pad>", "<unk>", "he", "kind"], {"task": "adult-gender"})
+    (work / "eval.jsonl").write_text('{"text": "he is kind", "label": 1}\n{broken\n')
+    r = cli("certify", "verify", "--model", str(model), "--data", "eval.jsonl", "--n", "2", "--out", "runs")
+    assert_one_red_line(r, "eval.jsonl:2", "not valid JSON")
