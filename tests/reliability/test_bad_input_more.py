@@ -137,6 +137,11 @@ def test_certify_train_option_out_of_bounds_is_refused_before_training(cli, work
             ["metafair", "judge-eval", "--labels", "labels.jsonl", "--judge", NO_MODEL, "--repeat", "0"],
             ["--repeat", "greater than or equal to 1"],
         ),
+        (["metafair", "generate", "--generator", NO_MODEL, "--mrs", ""], ["--mrs", "at least 1 item"]),
+        (
+            ["metafair", "run", "--model", NO_MODEL, "--dimensions", ",", "--out", "runs"],
+            ["--dimensions", "at least 1"],
+        ),
     ],
 )
 def test_stage_option_out_of_bounds_is_one_line(cli, work, args, needles):

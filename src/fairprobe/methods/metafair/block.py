@@ -20,8 +20,12 @@ class MetaFairBlock(BlockBase):
     tests: str | None = Field(
         min_length=1, default=None, description="tests file (JSONL); the shipped hand-written set when unset"
     )
-    mrs: list[str] = Field(default_factory=lambda: ["all"], description="relations to run: MR1 … MR14 or all")
-    dimensions: list[str] = Field(default_factory=lambda: ["all"], description="bias dimensions or all")
+    mrs: list[str] = Field(
+        default_factory=lambda: ["all"], min_length=1, description="relations to run: MR1 … MR14 or all"
+    )
+    dimensions: list[str] = Field(
+        default_factory=lambda: ["all"], min_length=1, description="bias dimensions or all"
+    )
     attributes_per_dimension: int = Field(
         default=2, ge=1, description="attributes drawn per dimension (generation)"
     )

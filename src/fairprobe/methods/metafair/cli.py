@@ -193,6 +193,8 @@ def add_commands(app: typer.Typer) -> None:
         check_options(
             MetaFairBlock,
             dict(
+                mrs=split_csv(mrs),
+                dimensions=split_csv(dimensions),
                 attributes_per_dimension=attributes_per_dimension,
                 tests_per_attribute=tests_per_attribute,
                 generator_retries=retries,
