@@ -403,3 +403,43 @@ def test_certify_eval_data_with_a_broken_line_is_one_line(cli, work):
     (work / "eval.jsonl").write_text('{"text": "he is kind", "label": 1}\n{broken\n')
     r = cli("certify", "verify", "--model", str(model), "--data", "eval.jsonl", "--n", "2", "--out", "runs")
     assert_one_red_line(r, "eval.jsonl:2", "not valid JSON")
+
+
+POOL = "id,text,label,group\n" + "".join(
+    f"p{i},text {i},{'POS' if i % 2 else 'NEG'},{'a' if i % 4 < 2 else 'b'}\n" for i in range(16)
+)
+
+
+@pytest.mark.parametrize(
+    ("scores", "needles"),
+    [
+        ("id,score\np0,0.1\np1,nan\n", ["scores.csv:3", "not a finite number"]),
+        ("id,score\np0,0.1\np1\n", ["scores.csv:3", "has no score cell"]),
+        ("id,score\np0,0.1\np1,0,5\n", ["scores.csv:3", "more fields than the header"]),
+    ],
+)
+def test_bad_row_in_a_scores_file_names_its_line(cli, work, scores, needles):
+    """A NaN score was taken as a score; a short row was an internal error; a long one was cut."""
+    (work / "pool.csv").write_text(POOL)
+    (work / "scores.csv").write_text(scores)
+    r = cli(
+        "audit",
+        "--scores",
+        "scores.csv",
+        "--data",
+        "pool.csv",
+        "--group-col",
+        "group",
+        "--positive-label",
+        "POS",
+        "--out",
+        "runs",
+    )
+    assert_one_red_line(r, *needles)
+
+
+def test_knowledge_base_csv_row_with_an_unquoted_comma_names_its_line(cli, work):
+    """csv.DictReader put the extra field aside and the triple was read shifted, silently."""
+    (work / "kb.csv").write_text("id,topic,group_1,group_2,bias_type\nk1,jobs, money,women,men,gender\n")
+    r = cli("caffe", "kb", "build", "--limit", "2", "--add", "kb.csv", "--out", "out.jsonl")
+    assert_one_red_line(r, "kb.csv:2", "more fields than the header")

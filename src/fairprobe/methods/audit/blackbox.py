@@ -10,6 +10,7 @@ scores 0.5 and is counted as invalid. ``--scores FILE`` audits cached scores off
 from __future__ import annotations
 
 import csv
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -103,12 +104,20 @@ def read_scores(path: str) -> dict[str, float]:
             raise DataError(f"{path}: needs columns id and score, found {', '.join(reader.fieldnames or [])}")
         scores = {}
         for row in reader:
+            where = f"{path}:{reader.line_num}"
+            if None in row:  # csv.DictReader's place for fields beyond the header
+                raise DataError(f"{where}: more fields than the header; put a cell with a comma in quotes")
+            if row["score"] is None:
+                raise DataError(f"{where}: id {row['id']!r} has no score cell; give id,score on every row")
             try:
-                scores[str(row["id"])] = float(row["score"])
+                value = float(row["score"])
             except ValueError:
                 raise DataError(
-                    f"{path}: score {row['score']!r} of id {row['id']!r} is not a number"
+                    f"{where}: score {row['score']!r} of id {row['id']!r} is not a number"
                 ) from None
+            if not math.isfinite(value):
+                raise DataError(f"{where}: score {row['score']!r} of id {row['id']!r} is not a finite number")
+            scores[str(row["id"])] = value
     if scores and max(scores.values()) > 1.0:
         scores = {k: v / 100.0 for k, v in scores.items()}
     return scores

@@ -331,7 +331,11 @@ def load_kb(paths: str | Path | list[str] | list[Path]) -> list[Triple]:
         )
         if p.suffix.lower() == ".csv":
             with io.StringIO(read_text(p, "knowledge base"), newline="") as fh:
-                raws = [(f"{p}:{i + 2}", r) for i, r in enumerate(csv.DictReader(fh))]
+                reader = csv.DictReader(fh)
+                raws = [(f"{p}:{reader.line_num}", r) for r in reader]
+            long_row = next((where for where, r in raws if None in r), None)
+            if long_row is not None:  # csv.DictReader's place for fields beyond the header
+                raise DataError(f"{long_row}: more fields than the header; put a cell with a comma in quotes")
         else:
             raws = []
             for i, line in enumerate(read_text(p, "knowledge base").splitlines()):
