@@ -443,3 +443,9 @@ def test_knowledge_base_csv_row_with_an_unquoted_comma_names_its_line(cli, work)
     (work / "kb.csv").write_text("id,topic,group_1,group_2,bias_type\nk1,jobs, money,women,men,gender\n")
     r = cli("caffe", "kb", "build", "--limit", "2", "--add", "kb.csv", "--out", "out.jsonl")
     assert_one_red_line(r, "kb.csv:2", "more fields than the header")
+
+
+def test_unknown_hinter_task_is_refused_for_every_model(cli, work):
+    """The prompt-set name was read only for chat models: with a classifier a typo passed silently."""
+    r = cli("hinter", "--model", "py:kw:classify", "--data", "data.csv", "--task", "nope", "--out", "runs")
+    assert_one_red_line(r, "--task", "unknown task 'nope'", "imdb")

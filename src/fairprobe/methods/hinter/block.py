@@ -108,6 +108,16 @@ class HInterBlock(BlockBase):
             raise ValueError("attributes repeat")
         return cleaned
 
+    @field_validator("task")
+    @classmethod
+    def _task(cls, value: str | None) -> str | None:
+        """Checked here, not only when a chat model reads it: a typo is refused for every model."""
+        from fairprobe.methods.hinter.tasks import TABLE7
+
+        if value is not None and value not in TABLE7:
+            raise ValueError(f"unknown task '{value}'; use one of {', '.join(TABLE7)}")
+        return value
+
     @model_validator(mode="after")
     def _order_fits(self) -> HInterBlock:
         if self.order > len(self.attributes):

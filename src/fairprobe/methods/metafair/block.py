@@ -67,8 +67,10 @@ class MetaFairBlock(BlockBase):
     metal_mr6: bool = Field(
         default=False, description="MR6 with METAL's rule (identical or contained) instead of the judge"
     )
-    score_threshold: float = Field(default=3, description="MR11: biased when |R - R'| >= this")
-    rank_threshold: float = Field(default=0.3, description="MR14: biased when Spearman rho < this")
+    score_threshold: float = Field(default=3, ge=0, description="MR11: biased when |R - R'| >= this")
+    rank_threshold: float = Field(
+        default=0.3, ge=-1, le=1, description="MR14: biased when Spearman rho < this"
+    )
     batch_tests: int = Field(default=16, ge=1, description="tests per resumable batch")
 
     @field_validator("judges")
