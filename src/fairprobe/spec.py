@@ -30,7 +30,8 @@ from typing import Any, ClassVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from fairprobe.errors import FairprobeError, SpecError
+from fairprobe.errors import DataError, SpecError
+from fairprobe.strict_yaml import compose_yaml, load_yaml
 
 DEFAULT_MAX_INVALID_RATE = 0.5
 """A run with at least this share of invalid answers is inconclusive (``max_invalid_rate``)."""
@@ -120,7 +121,9 @@ def flatten_metric_paths(metrics: dict[str, Any], prefix: str = "") -> list[str]
 class BlockBase(BaseModel):
     """Fields every technique block has. Technique packages subclass it."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # a NaN bound passes every test
+    model_config = ConfigDict(
+        extra="forbid", allow_inf_nan=False
+    )  # NaN compares false: a NaN bound never fires
 
     name: str | None = Field(default=None, description="run directory name (defaults to the technique)")
     seed: int | None = Field(default=None, description="overrides the spec-wide seed for this block")
@@ -278,101 +281,6 @@ def _without_execution_options(value: Any) -> Any:
     return rest if not kept else f"{rest}?{'&'.join(f'{k}={v}' for k, v in kept.items())}"
 
 
-MAX_YAML_DEPTH = 100
-"""Deepest nesting of mappings / lists read from a YAML file: a spec nested 5,000 deep overflowed
-the parser's recursion (exit 3); no fairprobe file needs more than a handful of levels."""
-
-
-MAX_YAML_NODES = 1_000_000
-"""Most values a YAML file may expand to through its aliases: nine nested lists of nine aliases
-each ("billion laughs") ran for minutes and GBs before any check."""
-
-
-def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
-    """Values ``node`` stands for once every alias is expanded; linear in the distinct nodes."""
-    key = id(node)
-    if key not in memo:
-        memo[key] = 1  # a node that refers to itself (a recursive alias) counts once
-        children = (
-            [c for pair in node.value for c in pair]
-            if isinstance(node, yaml.MappingNode)
-            else (node.value if isinstance(node, yaml.SequenceNode) else [])
-        )
-        memo[key] = 1 + sum(_expanded_size(c, memo) for c in children)
-    return memo[key]
-
-
-class YamlLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key written twice in one mapping (YAML's last-one-wins
-    silently dropped the first ``data:``) and nesting deeper than :data:`MAX_YAML_DEPTH`.
-    Every YAML file fairprobe reads (specs, dictionaries, case files, catalogues) goes through it."""
-
-    _depth = 0
-
-    def compose_document(self) -> yaml.Node | None:
-        node = super().compose_document()
-        if node is not None and _expanded_size(node, {}) > MAX_YAML_NODES:
-            raise yaml.composer.ComposerError(
-                None,
-                None,
-                f"its aliases (*name) expand to more than {MAX_YAML_NODES:,} values; write the values out",
-                node.start_mark,
-            )
-        return node
-
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        self._depth += 1
-        try:
-            if self._depth > MAX_YAML_DEPTH:
-                raise yaml.composer.ComposerError(
-                    None, None, f"nested more than {MAX_YAML_DEPTH} levels deep", self.peek_event().start_mark
-                )
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-    def compose_mapping_node(self, anchor: str | None) -> yaml.MappingNode:
-        node = super().compose_mapping_node(anchor)
-        seen: dict[str, yaml.Node] = {}
-        for key, _ in node.value:
-            if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
-                continue
-            if key.value in seen:
-                first = seen[key.value].start_mark.line + 1
-                raise yaml.composer.ComposerError(
-                    None,
-                    None,
-                    f"key '{key.value}' appears twice (lines {first} and {key.start_mark.line + 1}); keep one",
-                    key.start_mark,
-                )
-            seen[key.value] = key
-        return node
-
-
-def _yaml_error(exc: yaml.YAMLError, source: str, error: type[FairprobeError]) -> FairprobeError:
-    mark = getattr(exc, "problem_mark", None)
-    where = f"{source}:{mark.line + 1}" if mark else source
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return error(f"{where}: malformed YAML: {problem}")
-
-
-def compose_yaml(text: str, source: str, error: type[FairprobeError] = SpecError) -> yaml.Node | None:
-    """The node tree of YAML ``text`` (for line numbers) through :class:`YamlLoader`; a syntax error,
-    a duplicate key or too deep nesting is one ``error`` naming ``source`` and the line."""
-    try:
-        return yaml.compose(text, Loader=YamlLoader)
-    except yaml.YAMLError as exc:
-        raise _yaml_error(exc, source, error) from None
-
-
-def load_yaml(text: str, source: str, error: type[FairprobeError] = SpecError) -> Any:
-    """YAML ``text`` as Python data through :class:`YamlLoader` (see :func:`compose_yaml`)."""
-    try:
-        return yaml.load(text, Loader=YamlLoader)  # noqa: S506 - YamlLoader is a SafeLoader
-    except yaml.YAMLError as exc:
-        raise _yaml_error(exc, source, error) from None
-
-
 _TOP_LEVEL = {"version", "seed", "out", "thresholds", "allow_empty", "max_invalid_rate"}
 
 _VERDICT_ONLY = {"thresholds", "name", "seed", "allow_empty", "max_invalid_rate"}
@@ -503,7 +411,7 @@ def load_spec(path: str | Path) -> tuple[list[BlockSpec], dict[str, Any]]:
     p = Path(path)
     try:
         require_file(p, "spec file", f"write an example with `fairprobe init {p}`")
-    except FairprobeError as exc:
+    except DataError as exc:
         raise SpecError(str(exc)) from None
 
     text = read_text(p, "spec file")

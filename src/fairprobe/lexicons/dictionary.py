@@ -37,7 +37,7 @@ import yaml
 
 from fairprobe.errors import DataError
 from fairprobe.readers import read_text, require_file
-from fairprobe.spec import YamlLoader
+from fairprobe.strict_yaml import YamlLoader
 
 __all__ = ["BiasDictionary", "load_dictionary", "normalise_term", "is_valid_term", "PACKAGED_DICTIONARY"]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from fairprobe.errors import DataError
 from fairprobe.readers import read_text, require_file
-from fairprobe.spec import load_yaml
+from fairprobe.strict_yaml import load_yaml
 
 DIMENSIONS = ("gender", "sexual_orientation", "religion", "socioeconomic_status", "physical_appearance")
 

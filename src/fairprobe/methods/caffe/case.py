@@ -32,7 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from fairprobe.errors import SpecError
 from fairprobe.readers import read_text, require_file
-from fairprobe.spec import compose_yaml, line_of, load_yaml
+from fairprobe.spec import line_of
+from fairprobe.strict_yaml import compose_yaml, load_yaml
 
 # Four Delivery intents of §5.2 RQ1 (Robe et al.) and the three METAL intents of §5 RQ3.
 INTENTS: dict[str, str] = {

@@ -39,8 +39,8 @@ from fairprobe.methods.caffe.verdicts import CALIBRATE_AT_ZERO, verdict
 from fairprobe.models.base import ChatRequest
 from fairprobe.readers import require_file
 from fairprobe.runner import RunContext
-from fairprobe.spec import YamlLoader
 from fairprobe.stats import cochran_sample_size
+from fairprobe.strict_yaml import YamlLoader
 
 FINDINGS_CHUNK = 200
 

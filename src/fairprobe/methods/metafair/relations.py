@@ -13,7 +13,7 @@ from typing import Any
 
 from fairprobe.errors import UsageError
 from fairprobe.lexicons.metafair_catalogue import DIMENSIONS
-from fairprobe.spec import load_yaml
+from fairprobe.strict_yaml import load_yaml
 
 ORACLES = {"judge_pair", "judge_follow_up", "numeric_difference", "answers_differ", "rank_correlation"}
 PARSERS = {"score", "yes_no", "choice", "ranking"}
