@@ -10,6 +10,7 @@ line.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -24,6 +25,9 @@ the parser's recursion (exit 3); no fairprobe file needs more than a handful of 
 MAX_YAML_NODES = 1_000_000
 """Most values a YAML file may expand to through its aliases: nine nested lists of nine aliases
 each ("billion laughs") ran for minutes and GBs before any check."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
@@ -68,6 +72,19 @@ class YamlLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+
+    def compose_scalar_node(self, anchor: str | None) -> yaml.ScalarNode:
+        node = super().compose_scalar_node(anchor)
+        bad = _SURROGATE.search(node.value)
+        if bad:  # a "\\ud800" escape: not text, and it broke the first file name or store write
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"a lone surrogate \\u{ord(bad.group()):04x} (half of a UTF-16 pair) is not text; "
+                "remove it or write the character itself",
+                node.start_mark,
+            )
+        return node
 
     def compose_mapping_node(self, anchor: str | None) -> yaml.MappingNode:
         node = super().compose_mapping_node(anchor)

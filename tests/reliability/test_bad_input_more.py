@@ -449,3 +449,9 @@ def test_unknown_hinter_task_is_refused_for_every_model(cli, work):
     """The prompt-set name was read only for chat models: with a classifier a typo passed silently."""
     r = cli("hinter", "--model", "py:kw:classify", "--data", "data.csv", "--task", "nope", "--out", "runs")
     assert_one_red_line(r, "--task", "unknown task 'nope'", "imdb")
+
+
+def test_lone_surrogate_escape_in_a_spec_is_one_line(cli, work):
+    """YAML turned "\\ud800" into a lone surrogate: the run crashed writing its folder name (exit 3)."""
+    (work / "s.yaml").write_text('accuracy:\n  model: py:kw:classify\n  data: data.csv\n  name: "x\\ud800"\n')
+    assert_one_red_line(cli("run", "s.yaml", "--out", "runs"), "s.yaml:4", "lone surrogate \\ud800")
