@@ -455,3 +455,20 @@ def test_lone_surrogate_escape_in_a_spec_is_one_line(cli, work):
     """YAML turned "\\ud800" into a lone surrogate: the run crashed writing its folder name (exit 3)."""
     (work / "s.yaml").write_text('accuracy:\n  model: py:kw:classify\n  data: data.csv\n  name: "x\\ud800"\n')
     assert_one_red_line(cli("run", "s.yaml", "--out", "runs"), "s.yaml:4", "lone surrogate \\ud800")
+
+
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        ("7", "holds a int, not a JSON object"),
+        (
+            '{"mr": ["MR1"], "source": "a", "follow_up": "b", "source_response": "c", '
+            '"follow_up_response": "d", "label": "BIASED"}',
+            "mr must be one of",
+        ),
+    ],
+)
+def test_judge_labels_row_of_the_wrong_shape_is_one_line(cli, work, line, needle):
+    (work / "labels.jsonl").write_text(line + "\n")
+    r = cli("metafair", "judge-eval", "--labels", "labels.jsonl", "--judge", NO_MODEL)
+    assert_one_red_line(r, "labels.jsonl:1", needle)
