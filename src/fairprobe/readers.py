@@ -2,6 +2,10 @@
 
 Every reader raises :class:`~fairprobe.errors.DataError` with the file (and line, for JSON lines)
 and what to do, never a parser's traceback. :func:`read_columns` picks the reader by extension.
+
+Paths are checked here too, once for every command: :func:`require_file` for an input file (a
+folder is not "not found"), :func:`check_output_file` / :func:`check_output_dir` for an output,
+before any work starts.
 """
 
 from __future__ import annotations
