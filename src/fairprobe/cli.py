@@ -248,8 +248,10 @@ def init(
     force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
 ) -> None:
     """Write a commented example spec with one block per installed technique."""
+    from fairprobe.readers import check_output_file
     from fairprobe.registry import techniques
 
+    check_output_file(path, "spec path")
     if path.exists() and not force:
         raise UsageError(f"{path} exists; pass --force to overwrite it or give another path")
     lines = [
@@ -267,6 +269,7 @@ def init(
         if index > 0:
             example = "".join(f"# {line}\n" if line.strip() else "\n" for line in example.splitlines())
         lines.append(example)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines), encoding="utf-8")
     out.print(f"wrote {escape(str(path))}")
 

@@ -30,6 +30,30 @@ def split_csv(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
+def check_options(model: type[Any], values: dict[str, Any], names: dict[str, str] | None = None) -> None:
+    """Check a stage command's option values against the bounds of the same-named fields of a
+    pydantic ``model`` (a technique's block, or a stage's options model), before any work starts:
+    one :class:`~fairprobe.errors.UsageError` naming the option and what it accepts. ``None``
+    values (options left unset) are skipped; ``names`` maps a field to its option when they differ."""
+    from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+    from fairprobe.errors import UsageError
+
+    for field_name, value in values.items():
+        if value is None:
+            continue
+        info = model.model_fields[field_name]
+        adapter = TypeAdapter(
+            Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation,
+            config=ConfigDict(allow_inf_nan=False),
+        )
+        try:
+            adapter.validate_python(value)
+        except ValidationError as exc:
+            option = (names or {}).get(field_name) or "--" + field_name.replace("_", "-")
+            raise UsageError(f"{option}: {exc.errors()[0]['msg']}") from None
+
+
 def run_technique(
     name: str,
     options: dict[str, Any],

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from fairprobe.errors import DataError, UsageError
-from fairprobe.readers import columns_of_rows, package_file, read_columns
+from fairprobe.readers import columns_of_rows, package_file, read_columns, require_file
 
 TEXT_CANDIDATES = tuple(
     "text sentence review content document body comment_text comment tweet utterance passage input prompt "
@@ -57,10 +57,18 @@ def max_text_chars() -> int:
     import os
 
     value = os.environ.get("FAIRPROBE_MAX_TEXT_CHARS", "")
+    if not value.strip():
+        return MAX_TEXT_CHARS
     try:
-        return int(value) if value.strip() else MAX_TEXT_CHARS
+        limit = int(value)
     except ValueError:
-        raise UsageError(f"FAIRPROBE_MAX_TEXT_CHARS={value!r} is not a whole number of characters") from None
+        limit = 0
+    if limit < 1:
+        raise UsageError(
+            f"FAIRPROBE_MAX_TEXT_CHARS={value!r}: give a whole number of characters of at least 1 "
+            f"(default {MAX_TEXT_CHARS:,}), or unset it"
+        )
+    return limit
 
 
 HF_SPLITS = ("train", "test", "validation", "dev", "unsupervised")
@@ -204,12 +212,11 @@ def load_dataset(
             group_col=group_col,
             source=source,
         )
-    path = Path(source).expanduser()
-    if not path.is_file():
-        raise DataError(
-            f"dataset {source!r} not found; give a .csv/.tsv/.jsonl/.json/.parquet file, "
-            f"{', '.join(_BUNDLED)} or hf:NAME[:CONFIG][:SPLIT]"
-        )
+    path = require_file(
+        Path(source).expanduser(),
+        "dataset",
+        f"give a .csv/.tsv/.jsonl/.json/.parquet file, {', '.join(_BUNDLED)} or hf:NAME[:CONFIG][:SPLIT]",
+    )
     return _build(path.stem, source, read_columns(path), text_col, label_col, group_col, limit, seed, None)
 
 

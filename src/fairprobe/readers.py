@@ -2,6 +2,10 @@
 
 Every reader raises :class:`~fairprobe.errors.DataError` with the file (and line, for JSON lines)
 and what to do, never a parser's traceback. :func:`read_columns` picks the reader by extension.
+
+Paths are checked here too, once for every command: :func:`require_file` for an input file (a
+folder is not "not found"), :func:`check_output_file` / :func:`check_output_dir` for an output,
+before any work starts.
 """
 
 from __future__ import annotations
@@ -11,11 +15,98 @@ import csv
 import hashlib
 import importlib.util
 import json
+import os
+import re
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fairprobe.errors import DataError
+from fairprobe.errors import DataError, UsageError
+
+
+def require_file(path: Path, what: str, hint: str = "check the path") -> Path:
+    """``path`` when it is a readable file; else one DataError that tells a folder (a common slip:
+    ``--data runs/``) from a missing path, so the user is not sent looking for a file that exists."""
+    if str(path) in ("", "."):  # Path("") is "."; an empty option value lands here
+        raise DataError(f"{what}: give a file path, not an empty string")
+    if path.is_dir():
+        raise DataError(f"{what} {path} is a directory, expected a file")
+    if not path.is_file():
+        raise DataError(f"{what} {path} not found; {hint}")
+    return path
+
+
+def check_output_file(path: Path, option: str) -> Path:
+    """Refuse an output file before any work starts: an empty path, a folder, a path under a file,
+    or a folder that cannot be written. Missing parent folders are fine (writers create them);
+    an existing file is replaced. Without this, hours of generation ended in a traceback."""
+    if not str(path).strip() or str(path) == ".":
+        raise UsageError(f"{option}: give a file path, not an empty string")
+    if path.is_dir():
+        raise UsageError(f"{option} {path} is a directory, expected a file")
+    _check_writable_parent(path, option)
+    if path.is_file() and not os.access(path, os.W_OK):
+        raise UsageError(f"{option} {path} exists and is read-only; give another path")
+    return path
+
+
+def check_output_dir(path: Path, option: str) -> Path:
+    """Refuse an output folder before any work starts: an empty path, an existing file, a path
+    under a file, or a parent that cannot be written. Missing folders are fine (created later)."""
+    if not str(path).strip():
+        raise UsageError(f"{option}: give a folder path, not an empty string")
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{option} {path} is an existing file, expected a folder; give another path")
+    if path.is_dir():
+        _probe_folder(path, path, option)
+        return path
+    _check_writable_parent(path, option)
+    return path
+
+
+def _check_writable_parent(path: Path, option: str) -> None:
+    ancestor = path.absolute().parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UsageError(f"{option} {path}: {ancestor} is a file, not a folder; give another path")
+    _probe_folder(ancestor, path, option)
+
+
+def _probe_folder(folder: Path, path: Path, option: str) -> None:
+    """Create and drop a temporary file in ``folder``: the only check that holds for root, read-only
+    mounts and pseudo file systems alike (``os.access`` says yes to root everywhere)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"{option} {path}: cannot write in folder {folder} ({exc.strerror}); give another path"
+        ) from None
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def json_loads(text: str, where: str) -> Any:
+    """``json.loads`` that refuses a lone UTF-16 surrogate escape (``"\\ud800"``): JSON accepts it,
+    but the string is not text and broke the first write to the store (exit 3). Paired surrogates
+    (an emoji written as two escapes) are fine. Raises ``json.JSONDecodeError`` like ``json.loads``."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise DataError(f"{where} is nested too deeply to read; flatten the JSON") from None
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            code = f"\\u{ord(exc.object[exc.start]):04x}"
+            raise DataError(
+                f"{where} holds a lone surrogate {code} (half of a UTF-16 pair), which is not text; "
+                "remove it or write the whole pair"
+            ) from None
+    return value
 
 
 def package_file(package: str, rel: str, source: str) -> Path:
@@ -64,6 +155,8 @@ def read_text(path: Path, what: str = "file") -> str:
         data = path.read_bytes()
     except FileNotFoundError:
         raise DataError(f"{what} {path} not found; check the path") from None
+    except IsADirectoryError:
+        raise DataError(f"{what} {path} is a directory, expected a file") from None
     except OSError as exc:
         raise DataError(f"cannot read {what} {path}: {exc.strerror}") from None
     try:
@@ -139,17 +232,69 @@ def read_columns(path: Path) -> dict[str, list[Any]]:
 
 
 def _read_csv(path: Path, sep: str) -> dict[str, list[Any]]:
+    import warnings
+
     import pandas as pd
 
     try:  # every cell as a string: ids and labels are never turned into floats
-        df = pd.read_csv(  # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8") is not part of a name
-            path, sep=sep, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig"
-        )
+        with warnings.catch_warnings():
+            # index_col=False: a first row with more fields than the header must not silently
+            # become an index (every other column shifted); pandas warns, and we refuse it.
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            df = pd.read_csv(  # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8") is not part of a name
+                path,
+                sep=sep,
+                dtype=str,
+                keep_default_na=False,
+                na_filter=False,
+                encoding="utf-8-sig",
+                index_col=False,
+            )
     except pd.errors.EmptyDataError as exc:
         raise DataError(f"{path} is empty; give a file with a header row and at least one row") from exc
-    except (pd.errors.ParserError, csv.Error) as exc:
+    except (pd.errors.ParserError, pd.errors.ParserWarning, csv.Error) as exc:
+        long_row = _row_longer_than_header(path, sep)
+        if long_row is not None:
+            raise long_row from None
         raise DataError(f"{path} is not valid CSV: {str(exc).strip().splitlines()[-1]}") from exc
+    if any(_MANGLED.match(str(c)) for c in df.columns):
+        _refuse_repeated_header(path, sep)
     return {str(c): df[c].tolist() for c in df.columns}
+
+
+_MANGLED = re.compile(r".*\.\d+$")
+"""pandas renames a repeated header name ``text`` to ``text.1``: such a name sends us to look."""
+
+
+def _refuse_repeated_header(path: Path, sep: str) -> None:
+    """A header naming one column twice (``text,text``) is an error: pandas kept the first silently."""
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        header = next(csv.reader(fh, delimiter=sep), [])
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            raise DataError(f"{path}:1: column {name!r} appears twice in the header; rename one")
+        seen.add(name)
+
+
+def _row_longer_than_header(path: Path, sep: str) -> DataError | None:
+    """The error for the first row with more fields than the header (its line number), or None."""
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh, delimiter=sep)
+        header = next(reader, [])
+        for row in reader:
+            if len(row) > len(header):
+                mark = "a tab" if sep == "\t" else "a comma"
+                fix = (
+                    f"remove the {mark} at the end of the row"
+                    if not any(cell.strip() for cell in row[len(header) :])
+                    else f"put a cell that holds {mark} in double quotes"
+                )
+                return DataError(
+                    f"{path}:{reader.line_num}: this row has {len(row)} fields but the header has "
+                    f"{len(header)}; {fix}"
+                )
+    return None
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -159,7 +304,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = json_loads(line, f"{path}:{lineno}")
             except json.JSONDecodeError as exc:
                 raise DataError(
                     f"{path}:{lineno} is not valid JSON ({exc.msg}); one object per line"
@@ -172,7 +317,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def _read_json(path: Path) -> list[dict[str, Any]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = json_loads(path.read_text(encoding="utf-8-sig"), str(path))
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":  # JSON lines saved as .json
             return read_jsonl(path)

@@ -30,7 +30,8 @@ from typing import Any, ClassVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from fairprobe.errors import SpecError
+from fairprobe.errors import DataError, SpecError
+from fairprobe.strict_yaml import compose_yaml, load_yaml
 
 DEFAULT_MAX_INVALID_RATE = 0.5
 """A run with at least this share of invalid answers is inconclusive (``max_invalid_rate``)."""
@@ -120,7 +121,9 @@ def flatten_metric_paths(metrics: dict[str, Any], prefix: str = "") -> list[str]
 class BlockBase(BaseModel):
     """Fields every technique block has. Technique packages subclass it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid", allow_inf_nan=False
+    )  # NaN compares false: a NaN bound never fires
 
     name: str | None = Field(default=None, description="run directory name (defaults to the technique)")
     seed: int | None = Field(default=None, description="overrides the spec-wide seed for this block")
@@ -332,23 +335,17 @@ def parse_spec(
         from fairprobe.registry import block_models
 
         techniques = block_models()
-    try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark else source
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SpecError(f"{where}: malformed YAML: {problem}") from None
+    root = compose_yaml(text, source)
+    data = load_yaml(text, source)
     if data is None:
         raise SpecError(f"{source}: the spec is empty; write one with `fairprobe init`")
     if not isinstance(data, dict):
         raise SpecError(f"{source}:1: a spec is a mapping of settings and technique blocks")
     seed = data.get("seed", 0)
-    if not isinstance(seed, int):
+    if isinstance(seed, bool) or not isinstance(seed, int):
         raise SpecError(f"{source}:{line_of(root, ('seed',))}: seed must be an integer")
     version = data.get("version", 1)
-    if version != 1:
+    if isinstance(version, bool) or version != 1:
         raise SpecError(
             f"{source}:{line_of(root, ('version',))}: unsupported spec version {version!r}; use 1"
         )
@@ -452,14 +449,17 @@ def model_folder(uri: str) -> str:
 
 def load_spec(path: str | Path) -> tuple[list[BlockSpec], dict[str, Any]]:
     """Read and validate a spec file. Returns the blocks and the top-level settings."""
+    from fairprobe.readers import read_text, require_file
+
     p = Path(path)
-    if not p.is_file():
-        raise SpecError(f"spec file {p} not found; write an example with `fairprobe init {p}`")
-    from fairprobe.readers import read_text
+    try:
+        require_file(p, "spec file", f"write an example with `fairprobe init {p}`")
+    except DataError as exc:
+        raise SpecError(str(exc)) from None
 
     text = read_text(p, "spec file")
     blocks = parse_spec(text, str(p))
-    settings = yaml.safe_load(text)
+    settings = load_yaml(text, str(p))
     if "out" in settings:
         check_out(settings["out"], str(p))
     return blocks, {k: settings[k] for k in _TOP_LEVEL if k in settings}

@@ -36,7 +36,8 @@ from pathlib import Path
 import yaml
 
 from fairprobe.errors import DataError
-from fairprobe.readers import read_text
+from fairprobe.readers import read_text, require_file
+from fairprobe.strict_yaml import YamlLoader
 
 __all__ = ["BiasDictionary", "load_dictionary", "normalise_term", "is_valid_term", "PACKAGED_DICTIONARY"]
 
@@ -158,8 +159,7 @@ def _load_packaged() -> BiasDictionary:
 
 
 def _load(path: Path) -> BiasDictionary:
-    if not path.is_file():
-        raise DataError(f"bias dictionary {path} not found; pass an existing .yaml or .csv file.")
+    require_file(path, "bias dictionary", "pass an existing .yaml or .csv file.")
     suffix = path.suffix.lower()
     skipped: list[str] = []
     packaged = path.resolve() == PACKAGED_DICTIONARY.resolve()
@@ -271,7 +271,7 @@ def _read_yaml(
     path: Path, skipped: list[str], capitalised: dict[str, set[str]]
 ) -> tuple[dict[str, list[tuple[str, str]]], dict[str, set[str]]]:
     try:
-        root = yaml.compose(read_text(path, "dictionary"), Loader=yaml.SafeLoader)
+        root = yaml.compose(read_text(path, "dictionary"), Loader=YamlLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f", line {mark.line + 1}" if mark is not None else ""

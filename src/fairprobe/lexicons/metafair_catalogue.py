@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-import yaml
-
 from fairprobe.errors import DataError
+from fairprobe.readers import read_text, require_file
+from fairprobe.strict_yaml import load_yaml
 
 DIMENSIONS = ("gender", "sexual_orientation", "religion", "socioeconomic_status", "physical_appearance")
 
@@ -42,16 +42,11 @@ def load_catalogue(path: str | Path | None = None) -> Catalogue:
         text = files("fairprobe.lexicons").joinpath("metafair_catalogue.yaml").read_text(encoding="utf-8")
         source = "packaged metafair_catalogue.yaml"
     else:
-        p = Path(path)
-        if not p.is_file():
-            raise DataError(
-                f"attribute catalogue {p} not found; give a YAML file with 'dimensions' and 'names'"
-            )
-        text, source = p.read_text(encoding="utf-8"), str(p)
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise DataError(f"{source}: malformed YAML ({str(exc).splitlines()[0]}); fix the file") from None
+        p = require_file(Path(path), "attribute catalogue", "give a YAML file with 'dimensions' and 'names'")
+        text, source = read_text(p, "attribute catalogue"), str(p)
+    data = load_yaml(text, source, DataError) or {}
+    if not isinstance(data, dict):
+        raise DataError(f"{source}: needs a 'dimensions' mapping of dimension -> list of attributes")
     dims = data.get("dimensions")
     if not isinstance(dims, dict) or not dims:
         raise DataError(f"{source}: needs a 'dimensions' mapping of dimension -> list of attributes")

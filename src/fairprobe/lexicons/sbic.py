@@ -28,6 +28,7 @@ from pathlib import Path
 
 from fairprobe.errors import DataError
 from fairprobe.lexicons.dictionary import is_valid_term
+from fairprobe.readers import require_file
 
 __all__ = ["Candidate", "extract_candidates", "write_candidates", "normalise_group"]
 
@@ -88,9 +89,7 @@ def extract_candidates(
     categories in ``attributes`` are kept when given. Ordered by attribute, then count (most
     frequent first), then word; replacements most frequent first.
     """
-    path = Path(csv_path)
-    if not path.is_file():
-        raise DataError(f"SBIC file {path} not found; download SBIC.v2 and pass one of its CSV files.")
+    path = require_file(Path(csv_path), "SBIC file", "download SBIC.v2 and pass one of its CSV files.")
     counts: dict[str, Counter[str]] = {}
     with path.open(newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)

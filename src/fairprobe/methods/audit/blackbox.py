@@ -24,6 +24,7 @@ import numpy as np
 
 from fairprobe.errors import DataError, ModelOutputError, UsageError
 from fairprobe.models.base import INVALID, ChatRequest
+from fairprobe.readers import require_file
 
 SYSTEM = (
     "You are an impartial evaluation system. Given a text, rate how likely it is that the label "
@@ -109,23 +110,27 @@ class BlackBox:
 
 def read_scores(path: str) -> dict[str, float]:
     """``id → score`` from a CSV with columns ``id`` and ``score`` (finite scores above 1 are read as
-    0–100). ``nan``/``inf`` scores are kept (they are invalid answers when queried); a file with no
-    finite score is a :class:`DataError`."""
-    file = Path(path).expanduser()
-    if not file.is_file():
-        raise DataError(f"scores file {path!r} not found; give a CSV with columns id,score")
+    0–100). ``nan``/``inf`` scores are kept (they are invalid answers when queried, counted like an
+    unreadable chat answer); a file with no finite score is a :class:`DataError`."""
+    file = require_file(Path(path).expanduser(), "scores file", "give a CSV with columns id,score")
     with open(file, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         if not {"id", "score"} <= set(reader.fieldnames or []):
             raise DataError(f"{path}: needs columns id and score, found {', '.join(reader.fieldnames or [])}")
         scores = {}
         for row in reader:
+            where = f"{path}:{reader.line_num}"
+            if None in row:  # csv.DictReader's place for fields beyond the header
+                raise DataError(f"{where}: more fields than the header; put a cell with a comma in quotes")
+            if row["score"] is None:
+                raise DataError(f"{where}: id {row['id']!r} has no score cell; give id,score on every row")
             try:
-                scores[str(row["id"])] = float(row["score"])
+                value = float(row["score"])
             except ValueError:
                 raise DataError(
-                    f"{path}: score {row['score']!r} of id {row['id']!r} is not a number"
+                    f"{where}: score {row['score']!r} of id {row['id']!r} is not a number"
                 ) from None
+            scores[str(row["id"])] = value
     finite = [v for v in scores.values() if math.isfinite(v)]
     if scores and not finite:
         raise DataError(

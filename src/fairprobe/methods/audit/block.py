@@ -53,9 +53,13 @@ class AuditBlock(BlockBase):
         default=None, description="black box: classifier URI (scores[positive_label]) or chat URI"
     )
     scores: str | None = Field(
-        default=None, description="CSV of cached black-box scores (columns id, score): offline audit"
+        min_length=1,
+        default=None,
+        description="CSV of cached black-box scores (columns id, score): offline audit",
     )
-    data: str = Field(description="labelled pool: CSV/JSONL/Parquet file, hf:NAME..., or adult / adult:train")
+    data: str = Field(
+        min_length=1, description="labelled pool: CSV/JSONL/Parquet file, hf:NAME..., or adult / adult:train"
+    )
     group_col: str = Field(description="column of the protected attribute")
     label_col: str | None = Field(default=None, description="gold label column (auto-detected when omitted)")
     text_col: str | None = None

@@ -162,7 +162,10 @@ def add_commands(app: typer.Typer) -> None:
         from fairprobe import __version__
         from fairprobe.errors import DataError
         from fairprobe.methods.audit.evaluate import evaluate_paths
+        from fairprobe.readers import check_output_dir
 
+        if out is not None:
+            check_output_dir(out, "--out")
         missing = [str(p) for p in paths if not p.exists()]
         if missing:
             raise DataError(f"{missing[0]} does not exist; give trajectory CSV files or folders of them")

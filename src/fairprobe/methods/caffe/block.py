@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from fairprobe.spec import BlockBase
 
@@ -17,7 +17,7 @@ class CaffeBlock(BlockBase):
         default=None, description="model URI under test; overrides the cases' environment"
     )
     prompts: str | None = Field(
-        default=None, description="prompts.jsonl to run; generated in the run when unset"
+        min_length=1, default=None, description="prompts.jsonl to run; generated in the run when unset"
     )
     kb: list[str] = Field(
         default_factory=list,
@@ -56,6 +56,7 @@ class CaffeBlock(BlockBase):
     lsa_components: int = Field(default=100, ge=1)
     lda_topics: int = Field(default=30, ge=2)
     reference_corpus: str | None = Field(
+        min_length=1,
         default=None,
         description="text file (one document a line) to fit LSA/LDA on, instead of the run's responses",
     )
@@ -93,3 +94,9 @@ class CaffeBlock(BlockBase):
 
             self.pair_mode = default_pair_mode(self.generator)
         return self
+
+
+class KbBuildOptions(BaseModel):
+    """Bounds of ``fairprobe caffe kb build``'s options (the rest are files, checked on reading)."""
+
+    limit: int | None = Field(default=None, ge=1, description="first N usable CrowS-Pairs rows")

@@ -28,12 +28,12 @@ import datetime as dt
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fairprobe.errors import SpecError
-from fairprobe.readers import read_text
+from fairprobe.readers import read_text, require_file
 from fairprobe.spec import line_of
+from fairprobe.strict_yaml import compose_yaml, load_yaml
 
 # Four Delivery intents of §5.2 RQ1 (Robe et al.) and the three METAL intents of §5 RQ3.
 INTENTS: dict[str, str] = {
@@ -130,13 +130,8 @@ _FILLED = {"actual_fairness_level", "actual_fairness", "status"}
 
 def parse_case(text: str, source: str = "<case>") -> TestCase:
     """Validate a case file's text; errors name the file and line."""
-    try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark else source
-        raise SpecError(f"{where}: malformed YAML: {getattr(exc, 'problem', None) or exc}") from None
+    root = compose_yaml(text, source)
+    data = load_yaml(text, source)
     if not isinstance(data, dict):
         raise SpecError(f"{source}:1: a test case is a mapping of Table 1 fields (identifier, intent, ...)")
     for key in _FILLED & set(data):
@@ -170,7 +165,5 @@ def parse_case(text: str, source: str = "<case>") -> TestCase:
 
 def load_case(path: str | Path) -> TestCase:
     """Read and validate a case file (never written back)."""
-    p = Path(path)
-    if not p.is_file():
-        raise SpecError(f"case file {p} not found; see examples/caffe/ for templates")
+    p = require_file(Path(path), "case file", "see examples/caffe/ for templates")
     return parse_case(read_text(p, "case file"), str(p))

@@ -8,7 +8,15 @@ from typing import Annotated
 
 import typer
 
-from fairprobe.cli_common import FailOn, Overwrite, Seed, cached_chat, run_technique, split_csv
+from fairprobe.cli_common import (
+    FailOn,
+    Overwrite,
+    Seed,
+    cached_chat,
+    check_options,
+    run_technique,
+    split_csv,
+)
 
 CaseOpt = Annotated[
     list[Path] | None, typer.Option("--case", help="test case file (YAML, Table 1); repeatable")
@@ -124,8 +132,12 @@ def add_commands(app: typer.Typer) -> None:
         seed: Seed = 0,
     ) -> None:
         """Build the knowledge base of (topic, disadvantaged group, advantaged group, bias type) triples."""
+        from fairprobe.methods.caffe.block import KbBuildOptions
         from fairprobe.methods.caffe.kb import build_kb, load_kb, write_kb
+        from fairprobe.readers import check_output_file
 
+        check_options(KbBuildOptions, {"limit": limit})
+        check_output_file(out, "--out")
         chat = cached_chat(generator) if generator else None
         triples = build_kb(crows, chat=chat, generator=generator, limit=limit, seed=seed)
         if add:
@@ -166,6 +178,7 @@ def add_commands(app: typer.Typer) -> None:
     ) -> None:
         """Generate counterfactual prompt pairs for the case(s) into prompts.jsonl (+ .stopping.json)."""
         from fairprobe.errors import UsageError
+        from fairprobe.methods.caffe.block import CaffeBlock
         from fairprobe.methods.caffe.case import load_case
         from fairprobe.methods.caffe.execution import sample_triples
         from fairprobe.methods.caffe.generation import (
@@ -176,9 +189,25 @@ def add_commands(app: typer.Typer) -> None:
         )
         from fairprobe.methods.caffe.kb import build_kb, load_kb, retopic
         from fairprobe.progress import ProgressReporter
+        from fairprobe.readers import check_output_file
 
         if not case:
             raise UsageError("fairprobe caffe generate needs --case CASE.yaml")
+        check_options(
+            CaffeBlock,
+            dict(
+                triples=triples,
+                cap=cap,
+                delta=delta,
+                patience=patience,
+                pairs_per_triple=pairs_per_triple,
+                pairs_per_call=pairs_per_call,
+                generator_calls=generator_calls,
+                pair_mode=pair_mode,
+                generator_max_tokens=generator_max_tokens,
+            ),
+        )
+        check_output_file(out, "--out")
         cases = [load_case(c) for c in case]
         base = load_kb([str(k) for k in kb]) if kb else build_kb()
         chosen = sample_triples(base, triples, split_csv(bias_types), seed)

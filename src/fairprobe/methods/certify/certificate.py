@@ -39,6 +39,7 @@ from fairprobe.methods.certify.data import Example
 from fairprobe.methods.certify.interval import Point
 from fairprobe.methods.certify.model import LoadedModel
 from fairprobe.methods.certify.network import max_verified_eps, verifies, walk
+from fairprobe.readers import require_file
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,7 @@ def sensitive_vocabulary(loaded: LoadedModel) -> set[str]:
 
 def load_substitute_file(path: str | Path) -> dict[str, list[str]]:
     """A user substitute list: JSON ``{word: [substitutes]}`` or CSV/TSV lines ``word,substitute``."""
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(f"substitute list {p} not found; give a JSON object or a word,substitute CSV")
+    p = require_file(Path(path), "substitute list", "give a JSON object or a word,substitute CSV")
     out: dict[str, list[str]] = {}
     if p.suffix == ".json":
         try:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from fairprobe.cli_common import FailOn, Overwrite, Seed, run_technique
+from fairprobe.cli_common import FailOn, Overwrite, Seed, check_options, run_technique
 
 
 def add_commands(app: typer.Typer) -> None:
@@ -54,12 +54,29 @@ def add_commands(app: typer.Typer) -> None:
 
         from fairprobe.errors import UsageError
         from fairprobe.methods.certify import lexicon
+        from fairprobe.methods.certify.block import TrainOptions
         from fairprobe.methods.certify.data import TASKS
         from fairprobe.methods.certify.pipeline import ABLATION_DIR
         from fairprobe.methods.certify.train import TrainConfig, train_task
+        from fairprobe.readers import check_output_dir
 
         if task not in TASKS:
             raise UsageError(f"--task: choose one of {', '.join(TASKS)}")
+        check_options(
+            TrainOptions,
+            dict(
+                blocks=blocks,
+                epochs=epochs,
+                batch=batch,
+                lr=lr,
+                train_limit=train_limit,
+                pretrain_epochs=pretrain_epochs,
+                semantic_epochs=semantic_epochs,
+                semantic_pairs=semantic_pairs,
+                threads=threads,
+            ),
+        )
+        check_output_dir(out, "--out")
         if not no_wordnet and not no_pretrain and not lexicon.wordnet_available():
             raise UsageError(
                 "WordNet is not installed (/usr/share/wordnet); run `apt-get install -y wordnet-base` "

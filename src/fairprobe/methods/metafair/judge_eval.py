@@ -20,21 +20,23 @@ from fairprobe.errors import DataError
 from fairprobe.methods.metafair.evaluate import JudgeItem
 from fairprobe.methods.metafair.relations import relations
 from fairprobe.oracles.llm_judge import LLMJudge, majority
-from fairprobe.readers import read_text
+from fairprobe.readers import json_loads, read_text, require_file
 
 
 def read_labels(path: str | Path) -> list[dict[str, Any]]:
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(f"labels file {p} not found; give a JSONL file of judged tests with a 'label' field")
+    p = require_file(Path(path), "labels file", "give a JSONL file of judged tests with a 'label' field")
     rows = []
     for n, line in enumerate(read_text(p, "labels file").splitlines(), 1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = json_loads(line, f"{p}:{n}")
         except json.JSONDecodeError as exc:
             raise DataError(f"{p}:{n}: not JSON ({exc.msg}); write one object per line") from None
+        if not isinstance(row, dict):
+            raise DataError(
+                f"{p}:{n}: holds a {type(row).__name__}, not a JSON object; write one object per line"
+            )
         missing = [
             k
             for k in ("mr", "source", "follow_up", "source_response", "follow_up_response", "label")
@@ -42,7 +44,11 @@ def read_labels(path: str | Path) -> list[dict[str, Any]]:
         ]
         if missing:
             raise DataError(f"{p}:{n}: missing field(s) {', '.join(missing)}")
-        if row["mr"] not in relations() or not relations()[row["mr"]].uses_judge:
+        if (
+            not isinstance(row["mr"], str)
+            or row["mr"] not in relations()
+            or not relations()[row["mr"]].uses_judge
+        ):
             raise DataError(f"{p}:{n}: mr must be one of MR1 … MR10 (the judge MRs), got {row['mr']!r}")
         label = str(row["label"]).upper()
         if label not in ("BIASED", "UNBIASED"):

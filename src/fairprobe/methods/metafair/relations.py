@@ -11,10 +11,9 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-import yaml
-
 from fairprobe.errors import UsageError
 from fairprobe.lexicons.metafair_catalogue import DIMENSIONS
+from fairprobe.strict_yaml import load_yaml
 
 ORACLES = {"judge_pair", "judge_follow_up", "numeric_difference", "answers_differ", "rank_correlation"}
 PARSERS = {"score", "yes_no", "choice", "ranking"}
@@ -86,7 +85,7 @@ def _relation(mr_id: str, data: dict[str, Any]) -> Relation:
 def relations() -> dict[str, Relation]:
     """All 14 relations by id (``"MR1"`` … ``"MR14"``), in order."""
     text = files("fairprobe.methods.metafair").joinpath("relations.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = load_yaml(text, "relations.yaml")
     return {mr_id: _relation(mr_id, d) for mr_id, d in data["relations"].items()}
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from fairprobe.errors import DataError
 from fairprobe.lexicons.metafair_catalogue import DIMENSIONS
 from fairprobe.models.base import canonical_json, sha256_hex
-from fairprobe.readers import read_text
+from fairprobe.readers import json_loads, read_text, require_file
 
 FIELDS = {"id", "mr", "dimension", "attributes", "source", "follow_up", "explanation"}
 
@@ -194,11 +194,9 @@ def read_tests(path: str | Path) -> tuple[list[MetamorphicTest], list[dict[str, 
 
     Invalid rows never stop a run: they are counted and reported as invalid prompts.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(
-            f"tests file {p} not found; write one with `fairprobe metafair generate` or give the shipped set"
-        )
+    p = require_file(
+        Path(path), "tests file", "write one with `fairprobe metafair generate` or give the shipped set"
+    )
     text = read_text(p, "tests file")
     if text.lstrip().startswith("["):
         try:
@@ -213,7 +211,7 @@ def read_tests(path: str | Path) -> tuple[list[MetamorphicTest], list[dict[str, 
     for line_no, line in rows:
         obj: Any = None
         try:
-            obj = json.loads(line)
+            obj = json_loads(line, f"{p}:{line_no}")
             test = validate_test(obj)
         except (json.JSONDecodeError, InvalidTest) as exc:
             mr = obj.get("mr") if isinstance(obj, dict) else None
