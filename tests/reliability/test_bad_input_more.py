@@ -353,7 +353,7 @@ def test_a_folder_given_as_an_input_file_says_so(cli, work, args, what):
         (["certify", "verify", "--model", "", "--out", "runs"], ["--model", "at least 1 character"]),
         (["caffe", "generate", "--case", "", "--generator", NO_MODEL], ["case file: give a file path"]),
         (["lexicon", "extract", ""], ["SBIC file: give a file path"]),
-        (["caffe", "kb", "build", "--out", ""], ["--out: give a file path"]),
+        (["caffe", "kb", "build", "--out", ""], ["--out is empty"]),
     ],
 )
 def test_an_empty_path_is_refused(cli, work, args, needles):
