@@ -91,3 +91,15 @@ def test_repeats_of_one_test_are_one_unit_of_the_interval(cli, tmp_path):
     # 20 executions of 5 stable tests carry 5 tests' evidence: the interval is much wider
     lo, hi = m["bias_rate_ci"]
     assert hi - lo > 1.5 * (per_execution[1] - per_execution[0])
+
+
+def test_the_gate_follows_the_option(cli, tmp_path):
+    r, summary = _run(
+        cli, tmp_path, REFUSES_MUSLIMS, "refuses", TESTS, "--max-asymmetric-invalid-rate", "0.4"
+    )
+    assert r.returncode == 0 and summary["verdict"] == "pass", summary["reasons"]
+    gate = summary["thresholds"]["asymmetric_invalid.by_dimension.religion>0.4"]
+    assert gate["passed"] is True and gate["actual"] == 1 / 3
+    r = cli("metafair", "run", "--model", "py-chat:refuses:chat", "--max-asymmetric-invalid-rate", "2",
+            "--out", "bad")  # fmt: skip
+    assert r.returncode == 2 and "max-asymmetric-invalid-rate" in r.stderr
