@@ -27,12 +27,19 @@ Definitions (denominators stated, since the paper leaves some implicit):
 - ``mutants[kind]`` — ``generated`` (before ``max_mutants_per_text`` sampling), ``sampled``,
   ``valid``, ``discarded``, ``judged``, ``invalid``.
 - ``false_positives`` — with ``score_discarded``: discarded mutants whose output changed (RQ3.2).
+- ``asymmetric_invalid_rate`` — not in the paper (:mod:`fairprobe.refusals`): answered valid mutants
+  where exactly one of O[c] and M(m) is INVALID, over all answered valid mutants. The judged rates
+  above leave such mutants out; this one keeps them in view, because a model that refuses one
+  group and answers the other treats them unequally. ``asymmetric_invalid`` holds it by kind, by
+  attribute (atomic), by combination (intersectional) and by group word (see :func:`_asymmetric`);
+  above the block's ``max_asymmetric_invalid_rate`` for any attribute or combination the run fails.
 
-Intervals: every mutant-level rate has a 95% **cluster** bootstrap interval that resamples
-originals (:func:`fairprobe.stats.cluster_bootstrap_ci`): mutants of one original are correlated, so resampling
-mutants would understate the uncertainty. Originals-level rates use the ordinary bootstrap (each
-original is its own cluster). Every rate over zero cases is ``None`` ("no data"). Seeded by the
-spec's seed.
+Intervals: every mutant-level rate has a 95% **cluster** interval over originals
+(:func:`fairprobe.stats.cluster_bootstrap_ci`: the cluster bootstrap, or Wilson's interval with one
+trial per original when fewer than 10 originals were mutated or the rate is 0 or 1): mutants of one
+original are correlated, so resampling mutants would understate the uncertainty. Originals-level
+rates use the same rule with each original its own cluster. Every rate over zero cases is ``None``
+("no data"). Seeded by the spec's seed.
 """
 
 from __future__ import annotations

@@ -125,7 +125,7 @@ def sections(
             f"above {block.max_asymmetric_invalid_rate:g} for any attribute it fails the run. "
             "Intervals: by original (cluster bootstrap; Wilson with fewer than 10 originals).",
         ),
-        refusals_table(block, asym),
+        refusals_table(block, asym, combos),
         Table(
             "Intersectional bias error rate by attribute combination (Table 9 style)",
             [
@@ -215,7 +215,7 @@ def sections(
 MAX_WORDS = 20
 
 
-def refusals_table(block: HInterBlock, asym: dict[str, Any]) -> Table:
+def refusals_table(block: HInterBlock, asym: dict[str, Any], combos: list[tuple[str, ...]]) -> Table:
     """Unequal refusals by attribute, combination and group word (most refused first)."""
 
     def row(label: str, node: dict[str, Any], key: str, extra: str) -> list[Any]:
@@ -233,8 +233,7 @@ def refusals_table(block: HInterBlock, asym: dict[str, Any]) -> Table:
     ]
     rows += [
         row(f"inter: {k}", asym["by_pair"], k, asym["by_pair"][f"{k}_most_refused"] or "—")
-        for k in asym["by_pair"]
-        if f"{k}_n" in asym["by_pair"]
+        for k in map(combo_key, combos)
     ]
     words = asym["by_group_word"]
     ranked = sorted(
