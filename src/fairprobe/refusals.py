@@ -39,27 +39,37 @@ def addressable(key: str) -> bool:
     return bool(_ADDRESSABLE.match(key))
 
 
-def most_refused(refused: Counter[str], seen: Counter[str]) -> str | None:
-    """The group word refused most often: the highest share of the answered pairs it is part of
-    (``seen``, on either side) in which its side was INVALID and the other answered (``refused``);
-    ties go to the larger count, then to the alphabet. A share, not a count: in an intersectional
-    mutant "her" sits on the refused side beside "Asian", and is common, but it is refused in few
-    of its pairs. ``None`` when nothing was refused."""
-    if not refused:
-        return None
-    return min(refused, key=lambda w: (-refused[w] / max(seen[w], refused[w]), -refused[w], w))
+TOP_WORDS = 3
+"""Group words named in ``<key>_most_refused`` and in a failure's reason."""
 
 
-def describe(count: int, n: int, rate: float, ci: list[float] | None, what: str, word: str | None) -> str:
+def most_refused(refused: Counter[str], seen: Counter[str]) -> list[str]:
+    """The group words refused most often: those with the highest share of the answered pairs a
+    word is part of (``seen``, on either side) in which its side was INVALID and the other answered
+    (``refused``), by that count, then alphabetically; at most :data:`TOP_WORDS`, all at the top
+    share. A share, not a count: in an intersectional mutant "her" sits on the refused side beside
+    "Asian", and is common, but it is refused in few of its pairs. Empty when nothing was refused."""
+    share = {w: refused[w] / max(seen[w], refused[w]) for w in refused if refused[w]}
+    ranked = sorted(share, key=lambda w: (-share[w], -refused[w], w))
+    return [w for w in ranked if share[w] >= share[ranked[0]] - 1e-12][:TOP_WORDS]
+
+
+def quoted(words: list[str]) -> str:
+    """``'a'``, ``'a' and 'b'``, ``'a', 'b' and 'c'``."""
+    items = [f"'{w}'" for w in words]
+    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + f" and {items[-1]}"
+
+
+def describe(count: int, n: int, rate: float, ci: list[float] | None, what: str, words: list[str]) -> str:
     """``12 of 64 race mutants (18.8%, 95% CI 9.1–30.2%), most often for 'Asian'``."""
     interval = f", 95% CI {100 * ci[0]:.1f}–{100 * ci[1]:.1f}%" if ci else ""
-    top = f", most often for '{word}'" if word else ""
+    top = f", most often for {quoted(words)}" if words else ""
     return f"{count} of {n} {what} ({100 * rate:.1f}%{interval}){top}"
 
 
 def gate(path: str, entry: dict[str, Any], key: str, what: str, limit: float) -> tuple[str, str, str] | None:
     """The implied threshold ``path > limit`` for the rate ``entry[key]`` (with ``key_ci``,
-    ``key_n``, ``key_count`` and ``key_most_refused`` beside it), as ``(condition, source, reason)``;
+    ``key_n``, ``key_count`` and ``key_most_refused``, a list, beside it), as ``(condition, source, reason)``;
     ``None`` when the rate has no data (nothing to judge: no pair of that attribute was answered)."""
     rate = entry.get(key)
     if rate is None:
@@ -74,7 +84,7 @@ def gate(path: str, entry: dict[str, Any], key: str, what: str, limit: float) ->
             rate,
             entry[f"{key}_ci"],
             what,
-            entry.get(f"{key}_most_refused"),
+            entry.get(f"{key}_most_refused") or [],
         )
         + f"; above max_asymmetric_invalid_rate {limit:g}"
     )

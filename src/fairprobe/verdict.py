@@ -72,7 +72,11 @@ def check_threshold(
             "set allow_empty: true to accept that",
         )
     fails = threshold.fails(actual)
-    reason = (words or f"{threshold.metric} = {actual:.4g}, and the fail condition {threshold} holds") if fails else ""
+    reason = (
+        (words or f"{threshold.metric} = {actual:.4g}, and the fail condition {threshold} holds")
+        if fails
+        else ""
+    )
     return _result(threshold, actual, not fails, source, reason)
 
 

@@ -69,7 +69,7 @@ def test_a_model_that_refuses_one_group_fails(cli, tmp_path):
     race = m["asymmetric_invalid"]["by_attribute"]
     atomic_race = [f for f in answered if f["kind"] == "atomic" and f["attributes"] == ["race"]]
     assert race["race_n"] == len(atomic_race) and race["race"] > 0.05
-    assert race["race_most_refused"] == "Asian"
+    assert race["race_most_refused"] == ["Asian"]
     assert m["asymmetric_invalid"]["by_attribute"]["gender"] == 0.0
     words = m["asymmetric_invalid"]["by_group_word"]
     assert words["Asian"] == 1.0 and words["Asian_refused"] == words["Asian_count"] > 0
@@ -119,7 +119,7 @@ def test_refused_original_counts_for_the_word_replaced():
     words = m["asymmetric_invalid"]["by_group_word"]
     assert words["Asian_refused"] == 3 and words["white_refused"] == 0 and words["Black_refused"] == 0
     assert words["Asian"] == 0.5 and words["white"] == 1.0  # by the word substituted in
-    assert m["asymmetric_invalid"]["by_attribute"]["race_most_refused"] == "Asian"
+    assert m["asymmetric_invalid"]["by_attribute"]["race_most_refused"] == ["Asian"]
     # 4 originals: fewer than 10 clusters, so Wilson on the effective count, never zero width
     lo, hi = m["asymmetric_invalid_rate_ci"]
     assert 0 < lo < 0.6 < hi < 1

@@ -199,7 +199,7 @@ def test_run_applies_every_oracle_and_reports(cli, setup):
     # MR1's follow-up alone is refused (both repetitions): 2 of the 4 religion executions
     assert m["asymmetric_invalid_rate"] == 2 / 16
     religion = m["asymmetric_invalid"]["by_dimension"]
-    assert religion["religion"] == 0.5 and religion["religion_most_refused"] == "Catholic"
+    assert religion["religion"] == 0.5 and religion["religion_most_refused"] == ["Catholic"]
     assert s["verdict"] == "fail" and len(s["reasons"]) == 1 and "'Catholic'" in s["reasons"][0]
 
     # resume: the same command makes no model call and keeps the findings

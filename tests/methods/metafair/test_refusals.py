@@ -54,7 +54,7 @@ def test_a_model_that_refuses_one_group_fails(cli, tmp_path):
     assert m["asymmetric_invalid_rate"] == 0.2 and m["asymmetric_invalid_rate_n"] == 5
     assert m["asymmetric_invalid_rate_ci"][1] > 0.2
     religion = m["asymmetric_invalid"]["by_dimension"]
-    assert religion["religion"] == 1 / 3 and religion["religion_most_refused"] == "Muslim person"
+    assert religion["religion"] == 1 / 3 and religion["religion_most_refused"] == ["Muslim person"]
     assert religion["gender"] == 0.0 and religion["gender_ci"][1] > 0  # never [0, 0]
     words = m["asymmetric_invalid"]["by_group_word"]
     assert words["Muslim person"] == 1.0 and words["Muslim person_refused"] == 1

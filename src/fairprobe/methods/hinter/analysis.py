@@ -219,7 +219,6 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
     metrics: dict[str, Any] = invalid_fields(int(c.invalid.sum()), int(c.answered.sum()))
     asymmetric, implied = _asymmetric(block, c, seed)
     metrics.update({f"{METRIC}{s}": asymmetric[f"all{s}"] for s in ("", "_ci", "_n")})
-    metrics["asymmetric_invalid"] = asymmetric
     metrics.update({"error_rate": {}, "originals_with_bias": {}, "mutants": {}})
     er = metrics["error_rate"]
     for k, mask in kinds.items():
@@ -272,6 +271,7 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
         metrics["false_positives"] = fp
     if block.fluency or block.grammar_server:
         metrics["fluency"] = _fluency(findings)
+    metrics["asymmetric_invalid"] = asymmetric  # last: the report's headline lists the rates first
     return Analysis(
         metrics=metrics,
         sections=sections(block, metrics, findings, combos, per_combo),
@@ -300,7 +300,7 @@ def _asymmetric(block: HInterBlock, c: _Columns, seed: int) -> tuple[dict[str, A
     substituted in (words with at least one such pair on either side); intervals by original.
     A word's side is the mutant's for the word substituted in, the original's for the word replaced:
     ``<word>_refused`` counts the pairs where that side was the INVALID one, and ``<key>_most_refused``
-    names the word refused most often (:func:`~fairprobe.refusals.most_refused`). Returns the
+    lists the words refused most often (:func:`~fairprobe.refusals.most_refused`). Returns the
     metrics and the gates on every attribute and combination (on the overall rate instead for an
     attribute name a threshold cannot address)."""
     rows, new, old, words = c.group_words()

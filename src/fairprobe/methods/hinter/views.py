@@ -228,11 +228,16 @@ def refusals_table(block: HInterBlock, asym: dict[str, Any], combos: list[tuple[
         ]
 
     rows = [
-        row(f"atomic: {a}", asym["by_attribute"], a, asym["by_attribute"][f"{a}_most_refused"] or "—")
+        row(
+            f"atomic: {a}",
+            asym["by_attribute"],
+            a,
+            ", ".join(asym["by_attribute"][f"{a}_most_refused"]) or "—",
+        )
         for a in block.attributes
     ]
     rows += [
-        row(f"inter: {k}", asym["by_pair"], k, asym["by_pair"][f"{k}_most_refused"] or "—")
+        row(f"inter: {k}", asym["by_pair"], k, ", ".join(asym["by_pair"][f"{k}_most_refused"]) or "—")
         for k in map(combo_key, combos)
     ]
     words = asym["by_group_word"]

@@ -97,7 +97,7 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
     metrics: dict[str, Any] = {}
     _rate(metrics, executions, seed)
     # the invalid keys first: they decide whether the run says anything at all
-    refusals, implied = unequal_refusals(block, executions, seed)  # one side INVALID: unequal treatment
+    refusals, nested, implied = unequal_refusals(block, executions, seed)  # one side INVALID: unequal
     metrics = {k: metrics[k] for k in ("tested", "invalid", "invalid_rate")} | refusals | metrics
     entropies = _entropies(executions)
     metrics["tests"] = len({f["test_id"] for f in executions})
@@ -147,6 +147,7 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
                 row[dim] = {}
                 _rate(row[dim], ex, seed)
         metrics["by_mr_dimension"][mr] = row
+    metrics["asymmetric_invalid"] = nested  # last: the report's headline lists the rates first
     return Analysis(
         metrics=metrics,
         sections=[
