@@ -75,7 +75,10 @@ def gate(path: str, entry: dict[str, Any], key: str, what: str, limit: float) ->
     if rate is None:
         return None
     condition = f"{path} > {limit:g}"
-    source = f"default: fail when one side only is INVALID for more than {limit:g} of {what}"
+    source = (
+        f"default: fail when one side only is INVALID in more than {limit:g} of {what} "
+        "(max_asymmetric_invalid_rate)"
+    )
     reason = (
         f"{ONE_SIDE} in "
         + describe(
