@@ -24,6 +24,16 @@ FailOn = Annotated[
     ),
 ]
 
+MaxAsymmetricInvalid = Annotated[
+    float,
+    typer.Option(
+        min=0.0,
+        max=1.0,
+        help="fail when, for any attribute, more than this share of test pairs has one side INVALID "
+        "(refused or unusable) and the other answered",
+    ),
+]
+
 
 def split_csv(value: str | None) -> list[str]:
     """``"a, b,,c"`` -> ``["a", "b", "c"]``; ``None`` or ``""`` -> ``[]``."""

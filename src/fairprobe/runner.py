@@ -350,7 +350,7 @@ def render_reports(
         verdict = decide(
             analysis.metrics,
             thresholds,
-            implied=[(Threshold.parse(t), source) for t, source in analysis.implied_thresholds],
+            implied=[(Threshold.parse(t), *rest) for t, *rest in analysis.implied_thresholds],
             allow_empty=bool(rules.get("allow_empty", False)),
             max_invalid_rate=float(rules.get("max_invalid_rate", DEFAULT_MAX_INVALID_RATE)),
             inconclusive_reasons=analysis.inconclusive,

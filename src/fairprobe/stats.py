@@ -1,4 +1,5 @@
-"""Statistics shared by every technique: bootstrap confidence intervals, entropy, paired tests.
+"""Statistics shared by every technique: confidence intervals (bootstrap, cluster bootstrap, Wilson),
+entropy, paired tests.
 
 All randomness takes an explicit seed, so the same findings always give the same intervals.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -83,13 +85,15 @@ def proportion_ci(
 
 
 def rate_with_ci(flags: Sequence[bool], *, seed: int = 0) -> tuple[float | None, list[float] | None]:
-    """A rate and its 95% bootstrap interval, shaped for ``summary.json`` (``x`` and ``x_ci``).
+    """A rate and its 95% interval, shaped for ``summary.json`` (``x`` and ``x_ci``).
 
+    Each flag is its own cluster (independent cases): the interval is :func:`rate_interval`'s, i.e.
+    the percentile bootstrap with 10 or more cases and some but not all flags set, else Wilson's.
     With no flags the rate and its interval are ``None`` (no data), never ``0.0`` / ``[0, 0]``."""
-    arr = np.asarray(flags, dtype=bool)
+    arr = np.asarray(flags, dtype=bool).ravel()
     if arr.size == 0:
         return (None, None)
-    lo, hi = proportion_ci(arr, seed=seed)
+    lo, hi = rate_interval(arr, None, seed=seed)
     return (float(arr.mean()), [round(lo, 6), round(hi, 6)])
 
 
@@ -111,22 +115,56 @@ def invalid_fields(invalid: int, tested: int) -> dict[str, Any]:
 
 
 # -- clustered cases ------------------------------------------------------------------------------
-# Cluster bootstrap for rates whose cases are correlated within groups (issue 20).
+# Intervals for rates whose cases are correlated within clusters.
 #
 # HInter's mutants of one original text share its words, its length and the model's reading of
-# it: they are not independent draws. A percentile bootstrap that resamples *mutants* treats them as
-# independent and gives intervals far too narrow when a few originals hold most of the biased
-# mutants (the demo: 36 of 64 biased mutants came from one review; [2.1%, 3.6%] by mutants versus
-# [0.5%, 6.4%] by reviews). The cluster (block) bootstrap resamples whole clusters — here the
-# originals — with replacement and recomputes the ratio estimator
+# it; Meta-Fair's repetitions of one test share its prompts; CAFFE's pairs of one knowledge-base
+# triple share its groups and topic. They are not independent draws. A percentile bootstrap that
+# resamples *cases* treats them as independent and gives intervals far too narrow when a few
+# clusters hold most of the successes (HInter's demo: 36 of 64 biased mutants came from one review;
+# [2.1%, 3.6%] by mutants versus [0.5%, 6.4%] by reviews). The cluster (block) bootstrap resamples
+# whole clusters with replacement and recomputes the ratio estimator
 # ``p* = Σ_c w_c s_c / Σ_c w_c n_c`` (``s_c`` successes and ``n_c`` cases of cluster ``c``, ``w``
 # multinomial cluster counts), Davison & Hinkley (1997) §3.8, "Hierarchical data" (strategy 1:
 # resample the top level only). With one case per cluster it is the ordinary bootstrap.
 #
+# The bootstrap needs enough clusters to mean anything. With k clusters its replicates take few
+# distinct values, and when no cluster (or every cluster) has a success every replicate equals the
+# estimate: 2 originals without a biased mutant gave the interval [0, 0], a certainty the data do
+# not have. So with fewer than MIN_BOOTSTRAP_CLUSTERS clusters, or when the rate is 0 or 1, or when
+# the bootstrap still collapses to a point, the interval is Wilson's score interval (Wilson, 1927;
+# Brown, Cai & DasGupta, 2001, §4.1.1) on the *effective count*: ``p̂·k`` successes in ``k`` trials,
+# one trial per cluster. That is the binomial model of a design effect at its largest (every case
+# of a cluster alike, intra-cluster correlation 1: a cluster carries one case's information), so the
+# interval is conservative whatever the correlation, and with one case per cluster it is the
+# ordinary Wilson interval on ``s`` of ``n``. Wilson rather than Clopper–Pearson: it takes the
+# non-integer count ``p̂·k``, has a positive upper bound at 0 successes (``z²/(k+z²)``: 0.66 for 2
+# clusters) and a lower bound below 1 at k of k, and is less conservative than the exact interval at
+# the same coverage. One cluster of several cases keeps ``(0, 1)``: the spread between clusters
+# cannot be estimated from one.
+#
 # Like the helpers above, a rate over zero cases is ``None`` ("no data"), never ``0.0``.
+
+MIN_BOOTSTRAP_CLUSTERS = 10
+"""Fewer clusters than this: Wilson's interval on the effective count instead of the bootstrap."""
 
 _MAX_CELLS = 4_000_000
 """Resample matrix cells built at once (resamples × clusters), so millions of originals fit in memory."""
+
+
+def wilson_interval(successes: float, trials: float, *, level: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval for ``successes`` of ``trials`` (both may be non-integer effective
+    counts). Never of zero width for ``trials > 0``; ``(0, 1)`` for no trials."""
+    if trials <= 0:
+        return (0.0, 1.0)
+    z = NormalDist().inv_cdf(1.0 - (1.0 - level) / 2.0)
+    p = min(max(successes / trials, 0.0), 1.0)
+    z2 = z * z
+    centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
+    half = z / (1 + z2 / trials) * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials))
+    lo = 0.0 if p == 0 else max(0.0, centre - half)  # exact ends: no rounding residue at 0 or 1
+    hi = 1.0 if p == 1 else min(1.0, centre + half)
+    return (lo, hi)
 
 
 def _cluster_sums(flags: np.ndarray, clusters: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -138,6 +176,62 @@ def _cluster_sums(flags: np.ndarray, clusters: np.ndarray) -> tuple[np.ndarray, 
     return successes, cases.astype(float)
 
 
+def _bootstrap_ratio(
+    successes: np.ndarray, cases: np.ndarray, seed: int, level: float, resamples: int
+) -> tuple[float, float]:
+    """Percentile interval of ``Σ w s / Σ w n`` over multinomial cluster weights ``w``."""
+    k = cases.size
+    rng = np.random.default_rng(seed)
+    stats = np.empty(resamples)
+    step = max(1, _MAX_CELLS // k)
+    for start in range(0, resamples, step):
+        rows = min(step, resamples - start)
+        # k clusters drawn with replacement per resample, counted per cluster: multinomial weights
+        # (bincount of the draws; numpy's multinomial is ~10x slower with thousands of categories)
+        draws = rng.integers(0, k, size=(rows, k)) + (np.arange(rows) * k)[:, None]
+        weights = np.bincount(draws.ravel(), minlength=rows * k).reshape(rows, k).astype(float)
+        stats[start : start + rows] = (weights @ successes) / (weights @ cases)
+    return _percentile_interval(stats, level)
+
+
+def rate_interval(
+    flags: Sequence[bool] | np.ndarray,
+    clusters: Sequence[Any] | np.ndarray | None,
+    *,
+    seed: int = 0,
+    level: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+) -> tuple[float, float] | None:
+    """The interval of the share of ``True`` ``flags`` whose cases are grouped by ``clusters``
+    (``None``: every case its own cluster). The one rule every rate's interval follows (see the
+    notes above): cluster bootstrap with at least :data:`MIN_BOOTSTRAP_CLUSTERS` clusters and a rate
+    strictly between 0 and 1, else Wilson on the effective count; ``(0, 1)`` for a single cluster of
+    several cases; ``None`` without flags. Never of zero width."""
+    arr = np.asarray(flags, dtype=bool).ravel()
+    if arr.size == 0:
+        return None
+    if clusters is None:
+        successes, cases = arr.astype(float), np.ones(arr.size)
+    else:
+        groups = np.asarray(clusters).ravel()
+        if arr.size != groups.size:
+            raise ValueError(f"flags ({arr.size}) and clusters ({groups.size}) differ in length")
+        successes, cases = _cluster_sums(arr, groups)
+    k = cases.size
+    if k == 1 and arr.size > 1:
+        return (0.0, 1.0)
+    total, n = float(successes.sum()), float(cases.sum())
+    p = total / n
+    if k >= MIN_BOOTSTRAP_CLUSTERS and 0 < total < n:
+        if k == n:  # one case per cluster: the binomial form of the same bootstrap, O(resamples)
+            lo, hi = proportion_ci(arr, level=level, resamples=resamples, seed=seed)
+        else:
+            lo, hi = _bootstrap_ratio(successes, cases, seed, level, resamples)
+        if hi > lo:
+            return (lo, hi)
+    return wilson_interval(p * k, k, level=level)
+
+
 def cluster_bootstrap_ci(
     flags: Sequence[bool] | np.ndarray,
     clusters: Sequence[Any] | np.ndarray,
@@ -146,42 +240,27 @@ def cluster_bootstrap_ci(
     level: float = 0.95,
     resamples: int = DEFAULT_RESAMPLES,
 ) -> tuple[float, float] | None:
-    """Percentile interval of the proportion of ``True`` ``flags``, resampling whole ``clusters``.
+    """The interval of the proportion of ``True`` ``flags``, clustered by ``clusters``
+    (:func:`rate_interval`): the cluster bootstrap that resamples whole clusters, or Wilson's
+    interval on the effective count with fewer than :data:`MIN_BOOTSTRAP_CLUSTERS` clusters or a
+    rate of 0 or 1.
 
     ``clusters[i]`` names the cluster (e.g. the original text's id or code) of ``flags[i]``.
-    Returns ``(lo, hi)``, or ``None`` when there are no flags. A single cluster gives ``(0, 1)``:
-    the spread between clusters cannot be estimated from one, and a point interval ``(p, p)``
-    would claim a certainty the data do not have (the demo's race+gender hidden share: 5 biased
-    mutants, all of one review).
+    Returns ``(lo, hi)``, or ``None`` when there are no flags. A single cluster of several cases
+    gives ``(0, 1)``: the spread between clusters cannot be estimated from one, and a point interval
+    ``(p, p)`` would claim a certainty the data do not have (the demo's race+gender hidden share: 5
+    biased mutants, all of one review).
     """
-    arr = np.asarray(flags, dtype=bool).ravel()
-    groups = np.asarray(clusters).ravel()
-    if arr.size != groups.size:
-        raise ValueError(f"flags ({arr.size}) and clusters ({groups.size}) differ in length")
-    if arr.size == 0:
-        return None
-    successes, cases = _cluster_sums(arr, groups)
-    k = cases.size
-    if k == 1:
-        return (0.0, 1.0)
-    rng = np.random.default_rng(seed)
-    stats = np.empty(resamples)
-    step = max(1, _MAX_CELLS // k)
-    uniform = np.full(k, 1.0 / k)
-    for start in range(0, resamples, step):
-        rows = min(step, resamples - start)
-        weights = rng.multinomial(k, uniform, size=rows).astype(float)
-        stats[start : start + rows] = (weights @ successes) / (weights @ cases)
-    return _percentile_interval(stats, level)
+    return rate_interval(flags, clusters, seed=seed, level=level, resamples=resamples)
 
 
 def cluster_rate_with_ci(
     flags: Sequence[bool] | np.ndarray, clusters: Sequence[Any] | np.ndarray, *, seed: int = 0
 ) -> tuple[float | None, list[float] | None]:
-    """A rate and its 95% cluster-bootstrap interval, shaped for ``summary.json``; ``(None, None)``
-    with no flags (no data)."""
+    """A rate and its 95% cluster interval, shaped for ``summary.json``; ``(None, None)`` with no
+    flags (no data)."""
     arr = np.asarray(flags, dtype=bool).ravel()
-    ci = cluster_bootstrap_ci(arr, clusters, seed)
+    ci = rate_interval(arr, clusters, seed=seed)
     if ci is None:
         return (None, None)
     return (float(arr.mean()), [round(ci[0], 6), round(ci[1], 6)])

@@ -47,9 +47,15 @@ class Verdict:
 
 
 def check_threshold(
-    metrics: dict[str, Any], threshold: Threshold, *, allow_empty: bool = False, source: str = "spec"
+    metrics: dict[str, Any],
+    threshold: Threshold,
+    *,
+    allow_empty: bool = False,
+    source: str = "spec",
+    words: str = "",
 ) -> dict[str, Any]:
-    """One threshold's result: ``actual``, ``passed`` and, when it fails, ``reason``."""
+    """One threshold's result: ``actual``, ``passed`` and, when it fails, ``reason`` (``words``, a
+    technique's own account of the measurement, when given; else the generic one)."""
     try:
         actual = lookup_metric(metrics, threshold.metric)
     except SpecError as exc:
@@ -67,7 +73,11 @@ def check_threshold(
             "set allow_empty: true to accept that",
         )
     fails = threshold.fails(actual)
-    reason = f"{threshold.metric} = {actual:.4g}, and the fail condition {threshold} holds" if fails else ""
+    reason = (
+        (words or f"{threshold.metric} = {actual:.4g}, and the fail condition {threshold} holds")
+        if fails
+        else ""
+    )
     return _result(threshold, actual, not fails, source, reason)
 
 
@@ -89,23 +99,26 @@ def decide(
     metrics: dict[str, Any],
     thresholds: list[Threshold],
     *,
-    implied: list[tuple[Threshold, str]] | None = None,
+    implied: list[tuple[Threshold, str] | tuple[Threshold, str, str]] | None = None,
     allow_empty: bool = False,
     max_invalid_rate: float = DEFAULT_MAX_INVALID_RATE,
     inconclusive_reasons: list[str] | None = None,
 ) -> Verdict:
     """Judge a run from its ``metrics``.
 
-    ``thresholds`` are the user's fail conditions; ``implied`` are (fail condition, source) pairs a
-    technique derives from its own test cases (listed in the summary with that source);
+    ``thresholds`` are the user's fail conditions; ``implied`` are (fail condition, source[, reason])
+    a technique derives from its own test cases (listed in the summary with that source; the reason,
+    when given, is the failure's reason in words);
     ``inconclusive_reasons`` are a technique's own reasons why its measurements cannot be trusted
     (:attr:`~fairprobe.report.sections.Analysis.inconclusive`).
     """
     results: dict[str, dict[str, Any]] = {}
     for t in thresholds:
         results[str(t)] = check_threshold(metrics, t, allow_empty=allow_empty)
-    for t, source in implied or []:
-        results.setdefault(str(t), check_threshold(metrics, t, allow_empty=allow_empty, source=source))
+    for t, source, *words in implied or []:
+        results.setdefault(
+            str(t), check_threshold(metrics, t, allow_empty=allow_empty, source=source, words="".join(words))
+        )
     failed = [r["reason"] for r in results.values() if not r["passed"]]
 
     inconclusive: list[str] = list(inconclusive_reasons or [])

@@ -127,9 +127,12 @@ def test_invalid_flip_is_invalid_not_biased(cli, tmp_path):
     assert m["invalid"] == len(flips) and m["tested"] == sum(1 for f in findings if f["valid"])
     assert m["error_rate"]["atomic"] == 0.0
     assert m["error_rate"]["atomic_invalid"] + m["error_rate"]["intersectional_invalid"] == len(flips)
-    assert r.returncode in (0, 1)
+    assert r.returncode == 1, (r.stdout, r.stderr)
     if m["invalid_rate"] < 0.5:
-        assert r.returncode == 0, (r.stdout, r.stderr)
+        # no bias error, but answers for men and none for women: unequal refusal fails the run
+        summary = json.loads((tmp_path / "run/summary.json").read_text())
+        assert summary["verdict"] == "fail"
+        assert any("one side only" in x and "gender mutants" in x for x in summary["reasons"])
 
 
 def test_rates_over_zero_cases_are_none_in_analysis():

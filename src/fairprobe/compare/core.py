@@ -97,11 +97,23 @@ def load_run(folder: Path) -> LoadedRun:
     return LoadedRun(folder, name, spec, inputs, technique.model_uri(block), complete, findings, table)
 
 
-def _different_inputs(base: LoadedRun, new: LoadedRun, pairing: Pairing) -> list[str]:
+VERDICT_ONLY = (
+    "name",
+    "thresholds",
+    "allow_empty",
+    "max_invalid_rate",
+    "max_asymmetric_invalid_rate",
+    "judge_min_control_accuracy",
+)
+"""Block fields that change how a run is judged or where it is written, never its test cases."""
+
+
+def _different_inputs(base: LoadedRun, new: LoadedRun, pairing: Pairing, ignore: frozenset[str]) -> list[str]:
     """Why the two runs are not over the same inputs (empty when they are)."""
     why = []
-    b_block = {k: v for k, v in base.spec.get("block", {}).items() if k not in pairing.same_inputs_except}
-    n_block = {k: v for k, v in new.spec.get("block", {}).items() if k not in pairing.same_inputs_except}
+    skip = set(pairing.same_inputs_except) | set(VERDICT_ONLY) | ignore
+    b_block = {k: v for k, v in base.spec.get("block", {}).items() if k not in skip}
+    n_block = {k: v for k, v in new.spec.get("block", {}).items() if k not in skip}
     changed = sorted(k for k in set(b_block) | set(n_block) if b_block.get(k) != n_block.get(k))
     if changed:
         why.append(f"settings differ: {', '.join(changed)}")
@@ -202,7 +214,7 @@ def compare_runs(
         },
     }
     inconclusive = []
-    why = _different_inputs(base, new, pairing)
+    why = _different_inputs(base, new, pairing, frozenset(technique.block.execution_only))
     if why:
         inconclusive.append(
             f"the two runs were not over the same inputs ({'; '.join(why)}), so their differences "

@@ -129,9 +129,10 @@ class Analysis:
     """Finding fields shown in the report's findings table (all scalar fields when empty)."""
     failure_field: str | None = None
     """Boolean finding field that marks a finding as a failure (highlighted, filterable)."""
-    implied_thresholds: list[tuple[str, str]] = field(default_factory=list)
+    implied_thresholds: list[tuple[str, str] | tuple[str, str, str]] = field(default_factory=list)
     """Fail conditions the test cases carry themselves, as ``(METRIC OP VALUE, source)`` (e.g. a
-    CAFFE case's expected fairness level); judged with the user's thresholds."""
+    CAFFE case's expected fairness level), or ``(METRIC OP VALUE, source, reason)`` with the reason
+    in words a failure gives; judged with the user's thresholds."""
     inconclusive: list[str] = field(default_factory=list)
     """Reasons, in words, why the run's measurements cannot be trusted (e.g. a judge that failed its
     control pairs). Any reason makes the verdict "inconclusive", whatever the thresholds say."""

@@ -146,7 +146,7 @@ RUN_ARGS = (
 
 def test_run_applies_every_oracle_and_reports(cli, setup):
     r = cli(*RUN_ARGS)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # the model refuses the Catholic engineer only: unequal refusal
     findings = _findings(setup / "run/findings.jsonl")
     tests = {f["mr"] + f["dimension"]: f for f in findings if f["kind"] == "test" and f["repeat"] == 0}
     assert len([f for f in findings if f["kind"] == "test"]) == 2 * len(TESTS)
@@ -196,11 +196,16 @@ def test_run_applies_every_oracle_and_reports(cli, setup):
     assert m["by_dimension"]["gender"]["bias_rate"] == 0.5
     assert m["entropy"] == 0.0 and m["stability"] == 1.0  # deterministic model: same verdict every time
     assert "Table 6" in (setup / "run/report.html").read_text()
+    # MR1's follow-up alone is refused (both repetitions): 2 of the 4 religion executions
+    assert m["asymmetric_invalid_rate"] == 2 / 16
+    religion = m["asymmetric_invalid"]["by_dimension"]
+    assert religion["religion"] == 0.5 and religion["religion_most_refused"] == ["Catholic"]
+    assert s["verdict"] == "fail" and len(s["reasons"]) == 1 and "'Catholic'" in s["reasons"][0]
 
     # resume: the same command makes no model call and keeps the findings
     calls = (setup / "calls.log").read_text().count("\n")
     r = cli(*RUN_ARGS)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr
     assert (setup / "calls.log").read_text().count("\n") == calls
     assert len(_findings(setup / "run/findings.jsonl")) == len(findings)
 

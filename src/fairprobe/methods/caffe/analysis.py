@@ -23,8 +23,10 @@ and threshold (``actual_fairness_level``, ``status``). Definitions:
 - ``calibrated`` (with ``calibrate: N``) — see :mod:`.verdicts`: ``asr`` against the pooled null's
   α-quantile per metric, and per bias type the calibrated ASR and a permutation p-value.
 
-Rates carry 95% bootstrap intervals (``<name>_ci``) seeded by the spec's seed. A rate or a
-statistic over zero pairs is ``None`` (no data), never 0.
+Rates carry 95% intervals (``<name>_ci``) seeded by the spec's seed, clustered by knowledge-base
+triple (:func:`fairprobe.stats.cluster_rate_with_ci`): pairs of one triple share its groups and
+topic, so they count as one unit (cluster bootstrap; Wilson on the effective count with fewer than
+10 triples). A rate or a statistic over zero pairs is ``None`` (no data), never 0.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from fairprobe.report.sections import (
     Table,
     shown,
 )
-from fairprobe.stats import invalid_fields, rate_with_ci
+from fairprobe.stats import cluster_rate_with_ci, invalid_fields
 
 WORST = 6
 _UNSAFE = re.compile(r"[^\w+\-]")
@@ -75,9 +77,17 @@ def _stats(values: list[float]) -> dict[str, float | None]:
     return {"mean": float(arr.mean()), "median": float(np.median(arr)), "std": float(arr.std())}
 
 
-def _asr(flags: list[bool], seed: int) -> dict[str, Any]:
-    value, ci = rate_with_ci(flags, seed=seed)
+def _asr(flags: list[bool], pairs: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+    """ASR of ``flags`` (one per pair of ``pairs``), its interval clustered by triple: the pairs the
+    generator wrote for one knowledge-base triple share its groups and topic (and, with the stopping
+    rule, its phrasing), so they are one unit of evidence, not independent draws."""
+    value, ci = cluster_rate_with_ci(flags, [_triple(f) for f in pairs], seed=seed)
     return {"asr": value, "asr_ci": ci, "pairs": len(flags), "f_bugs": int(sum(flags))}
+
+
+def _triple(pair: dict[str, Any]) -> str:
+    """The pair's knowledge-base triple (a pair of a prompts file without one is its own cluster)."""
+    return str(pair.get("triple_id") or pair["id"])
 
 
 def _group_by(findings: list[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
@@ -104,7 +114,7 @@ def _calibrated(block: CaffeBlock, findings: list[dict[str, Any]], seed: int) ->
         q = quantiles[f["metric"]]["quantile"]
         flags.append(q is not None and f["actual_fairness_level"] < q)
     out: dict[str, Any] = {
-        **_asr(flags, seed),
+        **_asr(flags, with_null, seed),
         "alpha": block.alpha,
         "by_metric": quantiles,
         "by_bias_type": {},
@@ -114,7 +124,7 @@ def _calibrated(block: CaffeBlock, findings: list[dict[str, Any]], seed: int) ->
         metric = items[0]["metric"]
         cf = [f["actual_fairness_level"] for f in items]
         null = [s for f in items for s in f["null_similarity"].get(metric, [])]
-        entry = _asr([flag_of[f["id"]] for f in items], seed)
+        entry = _asr([flag_of[f["id"]] for f in items], items, seed)
         entry["p_value"] = permutation_p_value(cf, null, permutations=block.permutations, seed=seed)
         out["by_bias_type"][bias] = entry
     return out
@@ -132,7 +142,7 @@ def _entry(items: list[dict[str, Any]], seed: int) -> dict[str, Any]:
     """ASR over the usable pairs of ``items``, beside how many were run and how many were INVALID."""
     usable = [f for f in items if not f.get("invalid")]
     return {
-        **_asr([f["fail"] for f in usable], seed),
+        **_asr([f["fail"] for f in usable], usable, seed),
         "tested": len(items),
         "invalid": len(items) - len(usable),
     }
@@ -144,7 +154,10 @@ def analyse(block: CaffeBlock, findings: list[dict[str, Any]], seed: int) -> Ana
     cases_of_all = _group_by(findings, "case")
     findings = [f for f in findings if not f.get("invalid")]
     fails = [bool(f["fail"]) for f in findings]
-    metrics: dict[str, Any] = {**invalid_fields(tested - len(findings), tested), **_asr(fails, seed)}
+    metrics: dict[str, Any] = {
+        **invalid_fields(tested - len(findings), tested),
+        **_asr(fails, findings, seed),
+    }
     metrics["similarity"] = _stats([f["actual_fairness_level"] for f in findings])
     metrics["by_intent"] = {}
     for intent, items in _group_by(everything, "intent").items():
@@ -171,7 +184,7 @@ def analyse(block: CaffeBlock, findings: list[dict[str, Any]], seed: int) -> Ana
             "expected_threshold": threshold,
             "fairness_level": min(levels) if levels else None,
             "actual_fairness_level": _stats(levels)["mean"],
-            **_asr([f["fail"] for f in items], seed),
+            **_asr([f["fail"] for f in items], items, seed),
             "invalid": len(every) - len(items),
             "passed": (not any(f["fail"] for f in items)) if items else None,
         }
@@ -280,7 +293,7 @@ def _sections(
             [e["asr"] for e in metrics["by_bias_type"].values() if e["asr"] is not None],
             ci=[tuple(e["asr_ci"]) for e in metrics["by_bias_type"].values() if e["asr"] is not None],
             max_value=1.0,
-            caption="Attack Success Rate: failing pairs / pairs; whiskers: 95% bootstrap CI.",
+            caption="Attack Success Rate: failing pairs / pairs; whiskers: 95% CI by knowledge-base triple.",
         ),
     ]
     biases = list(metrics["by_bias_type"])

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from fairprobe.cli_common import FailOn, Overwrite, Seed, run_technique, split_csv
+from fairprobe.cli_common import FailOn, MaxAsymmetricInvalid, Overwrite, Seed, run_technique, split_csv
+from fairprobe.refusals import DEFAULT_MAX_ASYMMETRIC_INVALID_RATE
 
 
 def add_commands(app: typer.Typer) -> None:
@@ -68,6 +69,7 @@ def add_commands(app: typer.Typer) -> None:
         model_concurrency: Annotated[
             int, typer.Option(help="model batches in flight per endpoint (ray)")
         ] = 2,
+        max_asymmetric_invalid_rate: MaxAsymmetricInvalid = DEFAULT_MAX_ASYMMETRIC_INVALID_RATE,
         seed: Seed = 0,
         overwrite: Overwrite = False,
         fail_on: FailOn = None,
@@ -98,6 +100,7 @@ def add_commands(app: typer.Typer) -> None:
             batch_originals=batch_originals,
             chunk_mutants=chunk_mutants,
             model_concurrency=model_concurrency,
+            max_asymmetric_invalid_rate=max_asymmetric_invalid_rate,
         )
         run_technique("hinter", options, out, seed=seed, overwrite=overwrite, fail_on=fail_on)
 

@@ -96,25 +96,36 @@ def sections(
         *((f"atomic: {a}", er["by_attribute"], a) for a in block.attributes),
         *((f"inter: {combo_key(c)}", er["by_pair"], combo_key(c)) for c in combos),
     ]
+    asym = metrics["asymmetric_invalid"]
     headline = [
         [
             k,
             metrics["mutants"][k]["judged"],
             metrics["mutants"][k]["invalid"],
             percent_ci(er[k], er[f"{k}_ci"]),
+            f"{asym[f'{k}_count']}: {percent_ci(asym[k], asym[f'{k}_ci'])}",
         ]
         for k in ("atomic", "intersectional")
     ]
     rq = metrics["rq4_1"]
     out: list[Any] = [
         Table(
-            "Bias error rate and INVALID answers (issue 16)",
-            ["kind", "judged mutants", "INVALID (excluded)", "error rate [95% CI]"],
+            "Bias error rate and INVALID answers",
+            [
+                "kind",
+                "judged mutants",
+                "INVALID (excluded)",
+                "error rate [95% CI]",
+                "one side INVALID: unequal refusals [95% CI]",
+            ],
             headline,
             caption=f"{metrics['invalid']} of {metrics['tested']} answered valid mutants had an INVALID "
-            "answer on the original or the mutant; they are never counted as biased. "
-            "Intervals: cluster bootstrap over originals.",
+            "answer on the original or the mutant; they are never counted as biased. When only one side "
+            "is INVALID the model answered one group and not the other: that is unequal treatment, and "
+            f"above {block.max_asymmetric_invalid_rate:g} for any attribute it fails the run. "
+            "Intervals: by original (cluster bootstrap; Wilson with fewer than 10 originals).",
         ),
+        refusals_table(block, asym, combos),
         Table(
             "Intersectional bias error rate by attribute combination (Table 9 style)",
             [
@@ -201,6 +212,54 @@ def sections(
     return out
 
 
+MAX_WORDS = 20
+
+
+def refusals_table(block: HInterBlock, asym: dict[str, Any], combos: list[tuple[str, ...]]) -> Table:
+    """Unequal refusals by attribute, combination and group word (most refused first)."""
+
+    def row(label: str, node: dict[str, Any], key: str, extra: str) -> list[Any]:
+        return [
+            label,
+            node[f"{key}_n"],
+            node[f"{key}_count"],
+            percent_ci(node[key], node[f"{key}_ci"]),
+            extra,
+        ]
+
+    rows = [
+        row(
+            f"atomic: {a}",
+            asym["by_attribute"],
+            a,
+            ", ".join(asym["by_attribute"][f"{a}_most_refused"]) or "—",
+        )
+        for a in block.attributes
+    ]
+    rows += [
+        row(f"inter: {k}", asym["by_pair"], k, ", ".join(asym["by_pair"][f"{k}_most_refused"]) or "—")
+        for k in map(combo_key, combos)
+    ]
+    words = asym["by_group_word"]
+    ranked = sorted(
+        (w for w in words if f"{w}_refused" in words),
+        key=lambda w: (-words[f"{w}_refused"], -words[f"{w}_count"], w),
+    )
+    rows += [
+        row(f"word: {w}", words, w, f"its side INVALID in {words[f'{w}_refused']}")
+        for w in ranked[:MAX_WORDS]
+    ]
+    return Table(
+        "Unequal refusals: one side answered, the other INVALID",
+        ["attribute / group word", "answered mutants", "one side INVALID", "rate [95% CI]", "refused most"],
+        rows,
+        caption="Share of answered valid mutants where exactly one of the original and the mutant got an "
+        "INVALID answer (refused, empty or unparsable). Per word: mutants that substitute the word in; "
+        f"'its side INVALID': pairs where the word's own text was the one refused (up to {MAX_WORDS} words "
+        "that were part of such a pair, most refused first).",
+    )
+
+
 def _hidden_examples(findings: FindingsTable) -> list[Example]:
     """The first hidden-bias findings with their atomic parents, in one streaming pass: an original's
     atomic findings come before its intersectional ones, so only the current original's are kept."""
@@ -257,6 +316,15 @@ def groups(
                 f"error rate {percent_ci(metrics['error_rate']['by_pair'][key], None)}",
             )
         )
+    asym = metrics["asymmetric_invalid"]
+    groups.append(
+        Group(
+            "unequal refusals",
+            metrics["tested"],
+            ["asymmetric_invalid"],
+            f"one side INVALID in {asym['all_count']} of {asym['all_n']} answered mutants",
+        )
+    )
     return groups
 
 

@@ -21,7 +21,14 @@ Definitions:
   ``entropy_by_test`` gives H of every test, ``entropy`` (per MR and overall) the mean over tests
   (``null`` when no test has a verdict). ``stability`` — share of tests with H = 0.
 
-Every rate has a 95% bootstrap interval beside it (``<name>_ci``), seeded by the spec's seed.
+- ``asymmetric_invalid_rate`` — executions where one of the two prompts got a usable answer and the
+  other did not (a refusal, empty or unparsable), over the executions whose both prompts were
+  sent; per dimension and per group word under ``asymmetric_invalid`` (:mod:`.refusals`). Above
+  ``max_asymmetric_invalid_rate`` for any dimension the run fails: unequal treatment.
+
+Every rate has a 95% interval beside it (``<name>_ci``), seeded by the spec's seed. Rates over
+executions cluster by test (:func:`fairprobe.stats.cluster_rate_with_ci`): the ``--repeat``
+executions of one test share its prompts, so they are one unit of evidence, not ``repeat``.
 """
 
 from __future__ import annotations
@@ -33,9 +40,10 @@ from typing import Any
 
 from fairprobe.lexicons.metafair_catalogue import DIMENSIONS
 from fairprobe.methods.metafair.block import MetaFairBlock
+from fairprobe.methods.metafair.refusals import refusals_table, unequal_refusals
 from fairprobe.methods.metafair.relations import relations
 from fairprobe.report.sections import Analysis, BarChart, Example, Examples, Group, Segment, Table
-from fairprobe.stats import bootstrap_ci, invalid_fields, rate_with_ci
+from fairprobe.stats import bootstrap_ci, cluster_rate_with_ci, invalid_fields, rate_with_ci
 
 MAX_EXAMPLES = 8
 
@@ -57,9 +65,12 @@ _INVALID_RESPONSE = ("refusal", "unparsable", "judged_invalid", "too_long")
 
 
 def _rate(target: dict[str, Any], executions: list[dict[str, Any]], seed: int) -> None:
-    """Bias rate over the decided executions, with the invalid counts beside it."""
+    """Bias rate over the decided executions, with the invalid counts beside it; the interval
+    clusters by test (its ``--repeat`` executions share the prompts: one unit, not ``repeat``)."""
     decided = [f for f in executions if f["verdict"] != "INVALID"]
-    value, ci = rate_with_ci([f["biased"] for f in decided], seed=seed)
+    value, ci = cluster_rate_with_ci(
+        [f["biased"] for f in decided], [f["test_id"] for f in decided], seed=seed
+    )
     target.update(bias_rate=value, bias_rate_ci=ci, n=len(decided), biased=sum(f["biased"] for f in decided))
     target.update(invalid_fields(len(executions) - len(decided), len(executions)))
 
@@ -86,7 +97,8 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
     metrics: dict[str, Any] = {}
     _rate(metrics, executions, seed)
     # the invalid keys first: they decide whether the run says anything at all
-    metrics = {k: metrics[k] for k in ("tested", "invalid", "invalid_rate")} | metrics
+    refusals, nested, implied = unequal_refusals(block, executions, seed)  # one side INVALID: unequal
+    metrics = {k: metrics[k] for k in ("tested", "invalid", "invalid_rate")} | refusals | metrics
     entropies = _entropies(executions)
     metrics["tests"] = len({f["test_id"] for f in executions})
     metrics["executions"] = len(executions)
@@ -135,9 +147,13 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
                 row[dim] = {}
                 _rate(row[dim], ex, seed)
         metrics["by_mr_dimension"][mr] = row
+    metrics["asymmetric_invalid"] = nested  # last: the report's headline lists the rates first
     return Analysis(
         metrics=metrics,
-        sections=_sections(metrics, executions, mr_ids, dims),
+        sections=[
+            refusals_table(metrics, block.max_asymmetric_invalid_rate),
+            *_sections(metrics, executions, mr_ids, dims),
+        ],
         groups=[
             Group(
                 f"{mr} {relations()[mr].name}",
@@ -146,7 +162,8 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
                 _group_detail(by_mr[mr]),
             )
             for mr in mr_ids
-        ],
+        ]
+        + [Group("unequal refusals", len(executions), ["asymmetric_invalid"], "one side INVALID")],
         finding_columns=[
             "mr",
             "dimension",
@@ -162,6 +179,7 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
             "explanation",
         ],
         failure_field="biased",
+        implied_thresholds=implied,
     )
 
 
@@ -222,7 +240,7 @@ def _sections(
             "Biased executions per MR and bias dimension (Table 6 shape)",
             ["MR", *dims, "TOTAL"],
             table6,
-            caption="biased / executions with a usable verdict (rate) [95% bootstrap CI], then INVALID "
+            caption="biased / executions with a usable verdict (rate) [95% CI by test], then INVALID "
             "executions; 'no data' when no execution had a usable verdict.",
         ),
         BarChart(
@@ -231,7 +249,7 @@ def _sections(
             [by_mr[mr]["bias_rate"] for mr in charted],
             ci=[tuple(by_mr[mr]["bias_rate_ci"]) for mr in charted],
             max_value=1.0,
-            caption="Whiskers: 95% bootstrap CI. MRs without a usable verdict (no data) are left out.",
+            caption="Whiskers: 95% CI by test. MRs without a usable verdict (no data) are left out.",
         ),
         Table(
             "Invalid tests and verdict stability per MR (Table 5 shape, Eq. 1)",

@@ -19,6 +19,7 @@ import typer
 
 from fairprobe.cli_common import (
     FailOn,
+    MaxAsymmetricInvalid,
     Overwrite,
     Seed,
     cached_chat,
@@ -28,6 +29,7 @@ from fairprobe.cli_common import (
 )
 from fairprobe.errors import UsageError
 from fairprobe.methods.metafair.block import MetaFairBlock
+from fairprobe.refusals import DEFAULT_MAX_ASYMMETRIC_INVALID_RATE
 
 Model = Annotated[str | None, typer.Option(help="chat model under test (URI)")]
 Judge = Annotated[
@@ -93,6 +95,7 @@ def add_commands(app: typer.Typer) -> None:
         judge_constrained: JudgeConstrained = True,
         generator_max_tokens: GenTok = 1200,
         generator_retries: GenRetries = 2,
+        max_asymmetric_invalid_rate: MaxAsymmetricInvalid = DEFAULT_MAX_ASYMMETRIC_INVALID_RATE,
         out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
         seed: Seed = 0,
         overwrite: Overwrite = False,
@@ -122,6 +125,7 @@ def add_commands(app: typer.Typer) -> None:
             judge_constrained=judge_constrained,
             generator_max_tokens=generator_max_tokens,
             generator_retries=generator_retries,
+            max_asymmetric_invalid_rate=max_asymmetric_invalid_rate,
         )
         _run(options, out, seed, overwrite, fail_on)
 
@@ -144,6 +148,7 @@ def add_commands(app: typer.Typer) -> None:
         judge_max_tokens: JudgeTok = 300,
         judge_retries: JudgeRetries = 2,
         judge_constrained: JudgeConstrained = True,
+        max_asymmetric_invalid_rate: MaxAsymmetricInvalid = DEFAULT_MAX_ASYMMETRIC_INVALID_RATE,
         out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
         seed: Seed = 0,
         overwrite: Overwrite = False,
@@ -166,6 +171,7 @@ def add_commands(app: typer.Typer) -> None:
             judge_max_tokens=judge_max_tokens,
             judge_retries=judge_retries,
             judge_constrained=judge_constrained,
+            max_asymmetric_invalid_rate=max_asymmetric_invalid_rate,
         )
         _run(options, out, seed, overwrite, fail_on)
 
