@@ -148,26 +148,33 @@ def run(
 def compare_groups(blocks, base: Path) -> list:
     """For blocks expanded from ``models: [A, B, ...]``: compare every model's run with the first
     model's, into ``OUT/<group>/compare-<model>`` beside the runs."""
+    groups: dict[str, list] = {}
+    for b in blocks:
+        if b.group is not None:
+            groups.setdefault(b.group, []).append(base / b.name)
+    outcomes = []
+    for group, folders in groups.items():
+        outcomes += compare_folders(folders[0], folders[1:], base / group)
+    return outcomes
+
+
+def compare_folders(first: Path, others: list[Path], into: Path) -> list:
+    """Compare each run folder of ``others`` with ``first``, into ``into/compare-<other's name>``."""
     from fairprobe.compare import compare_runs, load_run
     from fairprobe.compare.output import headline, prepare_out, write_outputs
     from fairprobe.runfolder import now
     from fairprobe.runner import RunOutcome
 
+    base = load_run(first)
     outcomes = []
-    groups: dict[str, list] = {}
-    for b in blocks:
-        if b.group is not None:
-            groups.setdefault(b.group, []).append(b)
-    for group, members in groups.items():
-        first = load_run(base / members[0].name)
-        for b in members[1:]:
-            started = now()
-            comparison = compare_runs(first, load_run(base / b.name))
-            folder = base / group / f"compare-{Path(b.name).name}"
-            prepare_out(folder)
-            summary = write_outputs(folder, comparison, started, now())
-            out.print(escape(headline(comparison)), highlight=False, soft_wrap=True)
-            outcomes.append(RunOutcome(folder, summary))
+    for other in others:
+        started = now()
+        comparison = compare_runs(base, load_run(other))
+        folder = into / f"compare-{other.name}"
+        prepare_out(folder)
+        summary = write_outputs(folder, comparison, started, now())
+        out.print(escape(headline(comparison)), highlight=False, soft_wrap=True)
+        outcomes.append(RunOutcome(folder, summary))
     return outcomes
 
 

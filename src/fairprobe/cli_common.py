@@ -81,6 +81,12 @@ def run_technique(
     from fairprobe.runner import run_options
 
     thresholds = parse_fail_on(fail_on)
+    models = options.get("model")
+    if isinstance(models, list) and len(models) > 1:
+        run_models(name, options, models, out, seed=seed, overwrite=overwrite, fail_on=thresholds)
+        return
+    if isinstance(models, list):
+        options = {**options, "model": models[0] if models else None}
     outcome = run_options(
         name, options, out, seed=seed, overwrite=overwrite, fail_on=thresholds, **VERDICT_RULES
     )
@@ -88,6 +94,51 @@ def run_technique(
     if line:
         typer.echo(line)
     finish([outcome])
+
+
+def run_models(
+    name: str,
+    options: dict[str, Any],
+    models: list[str],
+    out: Path,
+    *,
+    seed: int,
+    overwrite: bool,
+    fail_on: list[Any],
+) -> None:
+    """``--model A --model B ...``: every model over the same test cases, each into ``OUT/<model>``,
+    then every model compared with the first into ``OUT/compare-<model>`` (as a spec's ``models:``)."""
+    from fairprobe.cli import VERDICT_RULES, compare_folders, finish
+    from fairprobe.errors import UsageError
+    from fairprobe.runner import run_options
+    from fairprobe.spec import model_folder
+
+    if len(set(models)) != len(models):
+        raise UsageError("--model names the same model twice; give each model once")
+    folders = [out / model_folder(m) for m in models]
+    outcomes = [
+        run_options(
+            name,
+            {**options, "model": model},
+            folder,
+            seed=seed,
+            overwrite=overwrite,
+            fail_on=fail_on,
+            **VERDICT_RULES,
+        )
+        for model, folder in zip(models, folders, strict=True)
+    ]
+    finish(outcomes + compare_folders(folders[0], folders[1:], out))
+
+
+Models = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model",
+        help="model URI under test; repeat it to run several models over the same test cases and "
+        "compare each with the first (OUT/<model>, OUT/compare-<model>)",
+    ),
+]
 
 
 def cached_chat(uri: str) -> CachedChatModel:

@@ -180,3 +180,17 @@ def test_a_spec_block_with_models_runs_each_and_compares_with_the_first(cli, tmp
     bad = tmp_path / "bad.yaml"
     bad.write_text("hinter:\n  models: [py:base:classify]\n  data: data.jsonl\n")
     assert_one_red_line(cli("run", "bad.yaml"), "two or more model URIs")
+
+
+def test_model_repeated_on_the_command_line_runs_each_and_compares(cli, tmp_path):
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in TEXTS))
+    (tmp_path / "base.py").write_text(BASE)
+    (tmp_path / "new.py").write_text(GENDER_BIASED)
+    r = cli("hinter", "--model", "py:base:classify", "--model", "py:new:classify", "--data", "data.jsonl",
+            "--attributes", "race,gender", "--order", "1", "--no-invariant", "--out", "two")  # fmt: skip
+    assert r.returncode == 1, r.stdout + r.stderr
+    names = sorted(p.name for p in (tmp_path / "two").iterdir())
+    assert [n.split("-")[0] for n in names] == ["compare", "py", "py"]
+    assert _slices(tmp_path / "two" / names[0])["gender"]["verdict"] == "regressed"
+    dup = cli("hinter", "--model", "py:base:classify", "--model", "py:base:classify", "--out", "dup")
+    assert_one_red_line(dup, "same model twice")

@@ -40,7 +40,12 @@ def add_commands(app: typer.Typer) -> None:
     def run(
         ctx: typer.Context,
         model: Annotated[
-            str | None, typer.Option(help="black-box URI: a classifier, or a chat model asked for 0-100")
+            list[str] | None,
+            typer.Option(
+                "--model",
+                help="black-box URI: a classifier, or a chat model asked for 0-100; repeat it to audit several "
+                "models on the same pool and compare each with the first",
+            ),
         ] = None,
         data: Annotated[
             str | None, typer.Option(help="labelled pool: CSV/JSONL/Parquet, hf:NAME..., or adult")
@@ -114,7 +119,7 @@ def add_commands(app: typer.Typer) -> None:
         for name, value in (("--data", data), ("--group-col", group_col), ("--out", out)):
             if value is None:
                 raise UsageError(f"{name} is required; see `fairprobe audit --help`")
-        if (model is None) == (scores is None):
+        if (not model) == (scores is None):
             raise UsageError(
                 "give exactly one of --model (a black-box URI) or --scores (a CSV of cached scores)"
             )

@@ -10,6 +10,7 @@ import typer
 
 from fairprobe.cli_common import (
     FailOn,
+    Models,
     Overwrite,
     Seed,
     cached_chat,
@@ -51,7 +52,7 @@ def add_commands(app: typer.Typer) -> None:
         out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
         kb: KbOpt = None,
         generator: GenOpt = "embedded:smollm2",
-        model: Annotated[str | None, typer.Option(help="model URI under test (overrides the case)")] = None,
+        model: Models = None,
         prompts: Annotated[
             Path | None, typer.Option(help="prompts.jsonl to run instead of generating")
         ] = None,
@@ -255,7 +256,7 @@ def add_commands(app: typer.Typer) -> None:
         out: Annotated[Path, typer.Option("--out", help="run folder")],
         prompts: Annotated[Path, typer.Option(help="prompts.jsonl from `caffe generate`")],
         case: CaseOpt = None,
-        model: Annotated[str | None, typer.Option(help="model URI under test (overrides the case)")] = None,
+        model: Models = None,
         metrics: Annotated[
             str, typer.Option(help="similarity metrics, comma-separated")
         ] = "lsa,lda,embedding",

@@ -117,7 +117,14 @@ def add_commands(app: typer.Typer) -> None:
 
     @certify.command("verify")
     def verify(
-        model: Annotated[str, typer.Option(help="model directory from `fairprobe certify train`")],
+        model: Annotated[
+            list[str],
+            typer.Option(
+                "--model",
+                help="model directory from `fairprobe certify train`; repeat it to certify several models "
+                "on the same sentences and compare each with the first",
+            ),
+        ],
         out: Annotated[Path, typer.Option("--out", help="run folder")],
         data: Annotated[
             str | None,

@@ -7,14 +7,22 @@ from typing import Annotated
 
 import typer
 
-from fairprobe.cli_common import FailOn, MaxAsymmetricInvalid, Overwrite, Seed, run_technique, split_csv
+from fairprobe.cli_common import (
+    FailOn,
+    MaxAsymmetricInvalid,
+    Models,
+    Overwrite,
+    Seed,
+    run_technique,
+    split_csv,
+)
 from fairprobe.refusals import DEFAULT_MAX_ASYMMETRIC_INVALID_RATE
 
 
 def add_commands(app: typer.Typer) -> None:
     @app.command()
     def hinter(
-        model: Annotated[str, typer.Option(help="model URI under test")],
+        model: Models,
         out: Annotated[Path, typer.Option("--out", help="run folder")],
         data: Annotated[
             str, typer.Option(help="CSV/JSONL/Parquet file, imdb-sample, or hf:NAME[:CONFIG][:SPLIT]")

@@ -20,6 +20,7 @@ import typer
 from fairprobe.cli_common import (
     FailOn,
     MaxAsymmetricInvalid,
+    Models,
     Overwrite,
     Seed,
     cached_chat,
@@ -31,7 +32,7 @@ from fairprobe.errors import UsageError
 from fairprobe.methods.metafair.block import MetaFairBlock
 from fairprobe.refusals import DEFAULT_MAX_ASYMMETRIC_INVALID_RATE
 
-Model = Annotated[str | None, typer.Option(help="chat model under test (URI)")]
+Model = Models
 Judge = Annotated[
     str | None, typer.Option("--judge", help="judge URI, or URI,URI,URI (odd number; majority)")
 ]
