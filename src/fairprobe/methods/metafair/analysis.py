@@ -33,6 +33,8 @@ from typing import Any
 
 from fairprobe.lexicons.metafair_catalogue import DIMENSIONS
 from fairprobe.methods.metafair.block import MetaFairBlock
+from fairprobe.methods.metafair.controls import KIND as CONTROL
+from fairprobe.methods.metafair.controls import analyse_controls
 from fairprobe.methods.metafair.relations import relations
 from fairprobe.report.sections import Analysis, BarChart, Example, Examples, Group, Segment, Table
 from fairprobe.stats import bootstrap_ci, invalid_fields, rate_with_ci
@@ -81,6 +83,12 @@ def _mean_entropy(entropies: dict[str, float]) -> float | None:
 
 
 def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> Analysis:
+    # the judge's hidden control pairs: scored on their own, never in a rate (see controls.py)
+    controls = [f for f in findings if f["kind"] == CONTROL]
+    findings = [f for f in findings if f["kind"] != CONTROL]
+    judge, judge_reasons, judge_sections = analyse_controls(
+        block.judges, block.judge_min_control_accuracy, controls, seed
+    )
     executions = [f for f in findings if f["kind"] == "test"]
     rejected = [f for f in findings if f["kind"] == "invalid_test"]
     metrics: dict[str, Any] = {}
@@ -135,9 +143,12 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
                 row[dim] = {}
                 _rate(row[dim], ex, seed)
         metrics["by_mr_dimension"][mr] = row
+    if judge is not None:
+        metrics["judge"] = judge
     return Analysis(
         metrics=metrics,
-        sections=_sections(metrics, executions, mr_ids, dims),
+        sections=judge_sections + _sections(metrics, executions, mr_ids, dims),
+        inconclusive=judge_reasons,
         groups=[
             Group(
                 f"{mr} {relations()[mr].name}",
