@@ -151,14 +151,16 @@ def test_identical_answers_are_decided_without_a_judge_call(cli, scripts):
 
 def test_the_control_check_is_a_spec_option(cli, scripts):
     """judge_min_control_accuracy lowered to 0.5 accepts the always-BIASED judge (its 4 BIASED of 12 stay
-    under the example's threshold); judge_controls: 0 sends none (no judge metrics)."""
+    under the example's threshold); judge_controls: 0 sends none (accuracy null, n 0)."""
     r, summary, _, _ = _run(
         cli, scripts, "py-chat:mut:chat", "py-chat:always:judge", judge_min_control_accuracy=0.5
     )
     assert summary["metrics"]["judge"]["control_accuracy"] == 0.5
     assert summary["verdict"] == "pass" and r.returncode == 0, summary["reasons"]
     r, summary, _, _ = _run(cli, scripts, "py-chat:mut:chat", "py-chat:always:judge", "off", judge_controls=0)
-    assert "judge" not in summary["metrics"] and summary["verdict"] == "pass" and r.returncode == 0
+    judge = summary["metrics"]["judge"]
+    assert (judge["control_accuracy"], judge["control_accuracy_n"], judge["controls"]) == (None, 0, [])
+    assert summary["verdict"] == "pass" and r.returncode == 0
 
 
 def test_control_pairs_data():

@@ -219,9 +219,14 @@ def control_section(judge: dict[str, Any], min_accuracy: float) -> Table:
 def analyse_controls(
     judges: list[str], min_accuracy: float, controls: list[dict[str, Any]], seed: int
 ) -> tuple[dict[str, Any] | None, list[str], list[Table]]:
-    """(``metrics.judge``, inconclusive reasons, report sections) of a run's control findings; nothing
-    when the run sent no control pair (no judged MR, no judge, or ``judge_controls: 0``)."""
-    if not controls:
+    """(``metrics.judge``, inconclusive reasons, report sections) of a run's control findings.
+
+    ``metrics.judge`` is there whenever the run has a judge (so a threshold on
+    ``judge.control_accuracy`` is known before the run); its accuracies are ``null`` with ``_n: 0`` when
+    no control pair was sent (no judged MR, or ``judge_controls: 0``), and then nothing is gated."""
+    if not judges:
         return None, [], []
     judge = control_metrics(controls, judges, seed)
+    if not controls:
+        return judge, [], []
     return judge, control_reasons(judge, min_accuracy), [control_section(judge, min_accuracy)]
