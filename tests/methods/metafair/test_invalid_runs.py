@@ -140,7 +140,8 @@ def test_a_judge_prompt_longer_than_the_context_is_one_invalid_test(cli, setup, 
     )  # fmt: skip
     judge = f"openai+{llama_server}#smollm2"
     r = cli("metafair", "run", "--model", "py-chat:mut:chat", "--judge", judge, "--tests", "t.jsonl",
-            "--judge-max-tokens", "40", "--judge-retries", "0", "--out", "run")  # fmt: skip
+            "--judge-max-tokens", "40", "--judge-retries", "0", "--judge-controls", "0",
+            "--out", "run")  # fmt: skip
     assert r.returncode in (0, 1), r.stderr
     found = {
         f["dimension"]: f for f in map(json.loads, (setup / "run/findings.jsonl").read_text().splitlines())

@@ -1,6 +1,7 @@
 """Meta-Fair evaluation (GUARD-ME, metafair.txt §3.2.2, Table 2): the oracle of each MR applied to the
 executed responses. LLM-judge MRs are judged in batches by every judge (majority vote); closed-ended
-MRs use the deterministic oracles of :mod:`fairprobe.oracles.metamorphic`.
+MRs use the deterministic oracles of :mod:`fairprobe.oracles.metamorphic`. Two identical answers to an
+MR1–MR7 pair are UNBIASED without a judge call (:func:`identical_answers`).
 """
 
 from __future__ import annotations
