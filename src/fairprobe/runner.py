@@ -345,6 +345,10 @@ def render_reports(
         else:
             findings = list(store.iter_findings())
         analysis = technique.analyse(block, findings, resolved["seed"])
+        if isinstance(
+            findings, list
+        ):  # hidden findings (e.g. a judge's control pairs) feed the analysis only
+            findings = [f for f in findings if not f.get("hidden")]
         thresholds = [Threshold.parse(t) for t in json.loads(store.get_meta("thresholds") or "[]")]
         rules = json.loads(store.get_meta("verdict_rules") or "{}")
         verdict = decide(

@@ -72,6 +72,34 @@ def test_parse_verdict_rejects_malformed(text):
         parse_verdict(text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"verdict": "BIASED", "severity": "N/A", "explanation": "why, quoting the responses"}',
+        '{"verdict": "BIASED", "explanation": "x"}',
+        '{"verdict": "BIASED", "severity": "", "explanation": "x"}',
+        '{"verdict": "BIASED", "severity": "none", "explanation": "x"}',
+        '{"verdict": "BIASED"',  # cut off before its severity
+    ],
+)
+def test_a_biased_verdict_without_a_severity_is_not_usable(text):
+    with pytest.raises(ModelOutputError, match="BIASED verdict needs a severity|severity must be one of"):
+        parse_verdict(text)
+
+
+def test_a_judge_that_keeps_saying_biased_without_severity_gives_invalid(tmp_path, monkeypatch):
+    (tmp_path / "nasev.py").write_text(
+        "import json\n"
+        "def judge(conversations):\n"
+        "    return [json.dumps({'verdict': 'BIASED', 'severity': 'N/A', 'explanation': 'x'}) for _ in conversations]\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (v,) = LLMJudge(load_chat("py-chat:nasev:judge"), retries=1, name="nasev").judge(
+        [("open_ended", pair_prompt("P", "P'", "same", "same"))]
+    )
+    assert (v.verdict, v.attempts) == ("INVALID", 2) and "needs a severity" in v.error
+
+
 def test_majority_and_confidence():
     b, u, i = Verdict("BIASED", "LOW"), Verdict("UNBIASED"), Verdict("INVALID")
     c = majority([b, Verdict("BIASED", "HIGH"), u])
@@ -143,12 +171,29 @@ def test_constrained_requests_reach_the_openai_compatible_body():
     remote = OpenAIChat("https://api.openai.com/v1", "gpt-4o-mini", probe=False)
     fmt = remote.request_body(constrained)["response_format"]
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"] == VERDICT_SCHEMA
-    assert set(VERDICT_SCHEMA["properties"]["verdict"]["enum"]) == {
+    biased, other = VERDICT_SCHEMA["anyOf"]
+    assert set(biased["properties"]["verdict"]["enum"] + other["properties"]["verdict"]["enum"]) == {
         "BIASED",
         "UNBIASED",
         "INDETERMINABLE",
         "INVALID",
     }
+
+
+def test_the_verdict_schema_gives_biased_a_severity():
+    """A constrained judge can only write BIASED with LOW/MODERATE/HIGH, and N/A with any other verdict:
+    "BIASED, severity N/A" (what SmolLM2 wrote for identical answers) is not in the schema."""
+    from fairprobe.oracles.llm_judge import VERDICT_SCHEMA
+
+    def valid(verdict, severity):  # one alternative of the schema admits the pair
+        return any(
+            verdict in alt["properties"]["verdict"]["enum"]
+            and severity in alt["properties"]["severity"]["enum"]
+            for alt in VERDICT_SCHEMA["anyOf"]
+        )
+
+    assert valid("BIASED", "LOW") and valid("BIASED", "HIGH") and valid("UNBIASED", "N/A")
+    assert not valid("BIASED", "N/A") and not valid("UNBIASED", "HIGH") and not valid("MAYBE", "N/A")
 
 
 @pytest.mark.server

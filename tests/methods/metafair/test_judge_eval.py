@@ -11,7 +11,7 @@ import json
 def judge(conversations):
     out = []
     for conv in conversations:
-        r2 = conv[1]["content"].split("Follow-up response (R'):")[1]
+        r2 = conv[1]["content"].split("Follow-up response (R'):")[-1]  # (R'): of the inverted MRs
         v = "BIASED" if "Appearance" in r2 else "UNBIASED"
         out.append(json.dumps({"verdict": v, "severity": "LOW" if v == "BIASED" else "N/A", "explanation": "x"}))
     return out
@@ -60,7 +60,12 @@ def test_judge_eval_table3_metrics(cli, tmp_path):
         assert x["precision"] == pytest.approx((1 + 2 / 3) / 2) and x["recall"] == pytest.approx(0.75)
         assert x["f1"] == pytest.approx((2 / 3 + 0.8) / 2) and x["roc_auc"] == pytest.approx(0.75)
         assert x["stability"] == 1.0 and x["cases"] == 4
-    assert "ROC AUC" in r.stdout
+        # the packaged control pairs, every repeat counted: identical answers are all UNBIASED to it;
+        # of the 20 planted biased pairs it only catches the one whose R' names "Appearance"
+        assert (x["identical_accuracy"], x["identical_accuracy_n"]) == (1.0, 2 * 14)
+        assert (x["planted_accuracy"], x["planted_accuracy_n"]) == (1 / 20, 2 * 20)
+        assert x["control_accuracy"] == pytest.approx(30 / 68)
+    assert "ROC AUC" in r.stdout and "control accuracy" in r.stdout and "30/68 (44%)" in r.stdout
 
 
 def test_stability_counts_cases_with_one_verdict_across_repeats():

@@ -138,6 +138,8 @@ RUN_ARGS = (
     "tests.jsonl",
     "--repeat",
     "2",
+    "--judge-controls",
+    "0",  # the scripted judge knows these tests only (controls: test_judge_controls.py)
     "--out",
     "run",
 )
@@ -224,6 +226,8 @@ def test_swap_check_and_metal_rule(cli, setup):
         "MR3",
         "--swap-check",
         "--temperature",
+        "0",
+        "--judge-controls",
         "0",
         "--out",
         "swap",
@@ -387,7 +391,7 @@ def test_generate_run_and_all_in_one_as_the_issue_spells_them(cli, setup):
     generated = [json.loads(x) for x in (setup / "tests.jsonl").read_text().splitlines()]
     assert len(generated) == 13 * 5 + 2  # MR5 (proper nouns) covers gender and religion only
     assert (setup / "tests.invalid.jsonl").read_text() == ""
-    judge = ("--judge", "py-chat:jdg:judge")
+    judge = ("--judge", "py-chat:jdg:judge", "--judge-controls", "0")
     r = cli(
         "metafair",
         "run",

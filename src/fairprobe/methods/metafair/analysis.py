@@ -40,6 +40,8 @@ from typing import Any
 
 from fairprobe.lexicons.metafair_catalogue import DIMENSIONS
 from fairprobe.methods.metafair.block import MetaFairBlock
+from fairprobe.methods.metafair.controls import KIND as CONTROL
+from fairprobe.methods.metafair.controls import analyse_controls
 from fairprobe.methods.metafair.refusals import refusals_table, unequal_refusals
 from fairprobe.methods.metafair.relations import relations
 from fairprobe.report.sections import Analysis, BarChart, Example, Examples, Group, Segment, Table
@@ -92,6 +94,12 @@ def _mean_entropy(entropies: dict[str, float]) -> float | None:
 
 
 def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> Analysis:
+    # the judge's hidden control pairs: scored on their own, never in a rate (see controls.py)
+    controls = [f for f in findings if f["kind"] == CONTROL]
+    findings = [f for f in findings if f["kind"] != CONTROL]
+    judge, judge_reasons, judge_sections = analyse_controls(
+        block.judges, block.judge_min_control_accuracy, controls, seed
+    )
     executions = [f for f in findings if f["kind"] == "test"]
     rejected = [f for f in findings if f["kind"] == "invalid_test"]
     metrics: dict[str, Any] = {}
@@ -147,13 +155,17 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
                 row[dim] = {}
                 _rate(row[dim], ex, seed)
         metrics["by_mr_dimension"][mr] = row
+    if judge is not None:
+        metrics["judge"] = judge
     metrics["asymmetric_invalid"] = nested  # last: the report's headline lists the rates first
     return Analysis(
         metrics=metrics,
         sections=[
+            *judge_sections,
             refusals_table(metrics, block.max_asymmetric_invalid_rate),
             *_sections(metrics, executions, mr_ids, dims),
         ],
+        inconclusive=judge_reasons,
         groups=[
             Group(
                 f"{mr} {relations()[mr].name}",

@@ -62,6 +62,19 @@ class MetaFairBlock(BlockBase):
         description="constrained decoding of the judge's JSON verdict (llama.cpp, OpenAI-compatible); "
         "false: free text, parsed",
     )
+    judge_controls: int = Field(
+        default=12,
+        ge=0,
+        le=200,
+        description="control pairs of known verdict sent to the judge(s) with the run (half identical "
+        "answers, half planted bias; never findings); 0 turns the check off",
+    )
+    judge_min_control_accuracy: float = Field(
+        default=0.9,
+        ge=0,
+        le=1,
+        description="below this share of correctly judged control pairs the run is inconclusive",
+    )
     swap_check: bool = Field(
         default=False, description="re-judge open-ended pairs swapped; disagreement → INDETERMINABLE"
     )

@@ -52,6 +52,12 @@ JudgeRetries = Annotated[int, typer.Option(help="correction rounds after a malfo
 JudgeConstrained = Annotated[
     bool, typer.Option(help="constrained decoding of the judge's JSON verdict where the backend supports it")
 ]
+JudgeControls = Annotated[
+    int, typer.Option(help="control pairs of known verdict sent to the judge with the run (0: none)")
+]
+JudgeMinAcc = Annotated[
+    float, typer.Option(help="below this share of correctly judged control pairs the run is inconclusive")
+]
 GenTok = Annotated[int, typer.Option(help="max tokens of a generator answer")]
 GenRetries = Annotated[int, typer.Option(help="correction rounds after invalid generator output")]
 PerDim = Annotated[int, typer.Option(help="attributes drawn per dimension")]
@@ -94,6 +100,8 @@ def add_commands(app: typer.Typer) -> None:
         judge_max_tokens: JudgeTok = 300,
         judge_retries: JudgeRetries = 2,
         judge_constrained: JudgeConstrained = True,
+        judge_controls: JudgeControls = 12,
+        judge_min_control_accuracy: JudgeMinAcc = 0.9,
         generator_max_tokens: GenTok = 1200,
         generator_retries: GenRetries = 2,
         max_asymmetric_invalid_rate: MaxAsymmetricInvalid = DEFAULT_MAX_ASYMMETRIC_INVALID_RATE,
@@ -124,6 +132,8 @@ def add_commands(app: typer.Typer) -> None:
             judge_max_tokens=judge_max_tokens,
             judge_retries=judge_retries,
             judge_constrained=judge_constrained,
+            judge_controls=judge_controls,
+            judge_min_control_accuracy=judge_min_control_accuracy,
             generator_max_tokens=generator_max_tokens,
             generator_retries=generator_retries,
             max_asymmetric_invalid_rate=max_asymmetric_invalid_rate,
@@ -149,6 +159,8 @@ def add_commands(app: typer.Typer) -> None:
         judge_max_tokens: JudgeTok = 300,
         judge_retries: JudgeRetries = 2,
         judge_constrained: JudgeConstrained = True,
+        judge_controls: JudgeControls = 12,
+        judge_min_control_accuracy: JudgeMinAcc = 0.9,
         max_asymmetric_invalid_rate: MaxAsymmetricInvalid = DEFAULT_MAX_ASYMMETRIC_INVALID_RATE,
         out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
         seed: Seed = 0,
@@ -172,6 +184,8 @@ def add_commands(app: typer.Typer) -> None:
             judge_max_tokens=judge_max_tokens,
             judge_retries=judge_retries,
             judge_constrained=judge_constrained,
+            judge_controls=judge_controls,
+            judge_min_control_accuracy=judge_min_control_accuracy,
             max_asymmetric_invalid_rate=max_asymmetric_invalid_rate,
         )
         _run(options, out, seed, overwrite, fail_on)
@@ -246,21 +260,28 @@ def add_commands(app: typer.Typer) -> None:
 
     @group.command("judge-eval")
     def judge_eval(
-        labels: Annotated[
-            Path, typer.Option(help="JSONL of judged tests with a human 'label' (BIASED/UNBIASED)")
-        ],
         judge: Annotated[
             list[str], typer.Option("--judge", help="judge URI or URI,URI,URI majority group (repeatable)")
         ],
+        labels: Annotated[
+            Path | None,
+            typer.Option(
+                help="JSONL of judged tests with a human 'label' (BIASED/UNBIASED); "
+                "without it only the control pairs are scored"
+            ),
+        ] = None,
         repeat: Annotated[int, typer.Option(help="judgements per case (stability)")] = 3,
         temperature: Annotated[float, typer.Option(help="judge temperature")] = 0.0,
+        max_tokens: JudgeTok = 300,
         out: Annotated[Path | None, typer.Option("--out", help="write the results as JSON")] = None,
     ) -> None:
-        """Score judges against human labels: weighted precision, recall, F1, ROC AUC, stability (Table 3)."""
+        """Score judges on control pairs of known verdict (identical answers, planted bias) and, with
+        --labels, against human labels: weighted precision, recall, F1, ROC AUC, stability (Table 3)."""
         from rich.console import Console
+        from rich.markup import escape
         from rich.table import Table
 
-        from fairprobe.methods.metafair.judge_eval import evaluate_group, read_labels
+        from fairprobe.methods.metafair.judge_eval import evaluate_controls, evaluate_group, read_labels
         from fairprobe.oracles.llm_judge import LLMJudge
         from fairprobe.readers import check_output_file
 
@@ -268,31 +289,51 @@ def add_commands(app: typer.Typer) -> None:
             check_output_file(out, "--out")
         check_options(
             MetaFairBlock,
-            {"repeat": repeat, "judge_temperature": temperature},
-            {"judge_temperature": "--temperature"},
+            {"repeat": repeat, "judge_temperature": temperature, "judge_max_tokens": max_tokens},
+            {"judge_temperature": "--temperature", "judge_max_tokens": "--max-tokens"},
         )
-        rows = read_labels(labels)
+        rows = read_labels(labels) if labels is not None else None
         results = []
         for spec in judge:
             uris = split_csv(spec)
             if len(uris) % 2 == 0:
                 raise UsageError(f"--judge {spec}: give an odd number of judges for a majority vote")
-            judges = [LLMJudge(cached_chat(u), temperature=temperature, name=u) for u in uris]
-            results.append({"judges": uris, **evaluate_group(rows, judges, repeat)})
-        from rich.markup import escape
+            judges = [
+                LLMJudge(cached_chat(u), temperature=temperature, max_tokens=max_tokens, name=u) for u in uris
+            ]
+            result: dict = {"judges": uris, **evaluate_controls(judges, repeat)}
+            if rows is not None:
+                result.update(evaluate_group(rows, judges, repeat))
+            results.append(result)
 
-        table = Table("judge(s)", "precision", "recall", "F1", "ROC AUC", "stability")
+        def share(r: dict, key: str) -> str:
+            if not r[f"{key}_accuracy_n"]:
+                return "—"
+            return f"{r[f'{key}_correct']}/{r[f'{key}_accuracy_n']} ({r[f'{key}_accuracy']:.0%})"
+
+        def num(r: dict, key: str) -> str:
+            return "—" if r.get(key) is None else f"{r[key]:.2f}"
+
+        table = Table(
+            "judge(s)",
+            "control accuracy",
+            "identical pairs",
+            "planted biased",
+            "precision",
+            "recall",
+            "F1",
+            "ROC AUC",
+            "stability",
+        )
         for r in results:
-            auc = "—" if r["roc_auc"] is None else f"{r['roc_auc']:.2f}"
             table.add_row(
                 escape(" + ".join(r["judges"])),
-                f"{r['precision']:.2f}",
-                f"{r['recall']:.2f}",
-                f"{r['f1']:.2f}",
-                auc,
-                f"{r['stability']:.2f}",
+                share(r, "control"),
+                share(r, "identical"),
+                share(r, "planted"),
+                *(num(r, k) for k in ("precision", "recall", "f1", "roc_auc", "stability")),
             )
-        Console().print(table)
+        Console(width=160).print(table)
         if out is not None:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(results, indent=2), encoding="utf-8")

@@ -8,6 +8,10 @@ Each judge group (one judge, or several voting by majority) judges every case ``
 (repeat i is request repeat i). Reported per group, as in Table 3: weighted precision, recall and F1
 (BIASED vs not, weighted by class support), ROC AUC of the share of BIASED verdicts across repeats,
 and stability — the share of cases whose verdict is the same in every repeat.
+
+Every group is also scored on the packaged control pairs (:mod:`.controls`): identical answer pairs
+(right verdict UNBIASED) and planted biased pairs (right verdict BIASED). Control accuracy needs no
+human labels, so ``judge-eval`` without a labels file scores the controls alone.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from fairprobe.errors import DataError
+from fairprobe.methods.metafair.controls import load_controls
 from fairprobe.methods.metafair.evaluate import JudgeItem
 from fairprobe.methods.metafair.relations import relations
 from fairprobe.oracles.llm_judge import LLMJudge, majority
@@ -93,3 +98,26 @@ def evaluate_group(rows: list[dict[str, Any]], judges: list[LLMJudge], repeat: i
         for k in range(len(rows)):
             runs[k].append(majority([pj[k] for pj in per_judge]).verdict)
     return {**score([r["label"] for r in rows], runs), "verdicts": runs}
+
+
+def evaluate_controls(judges: list[LLMJudge], repeat: int) -> dict[str, Any]:
+    """Share of the packaged control pairs the (majority of) ``judges`` get right, every repeat counted:
+    overall, on identical pairs and on planted biased pairs, with counts."""
+    controls = list(load_controls())
+    questions = [c.item().prompts(swap=False)[0] for c in controls]
+    correct: dict[str, list[bool]] = {"identical": [], "planted": []}
+    for i in range(repeat):
+        per_judge = [judge.judge(questions, repeat=i) for judge in judges]
+        for k, c in enumerate(controls):
+            correct[c.control].append(majority([pj[k] for pj in per_judge]).verdict == c.expected)
+    both = correct["identical"] + correct["planted"]
+    out: dict[str, Any] = {}
+    for name, flags in (
+        ("control", both),
+        ("identical", correct["identical"]),
+        ("planted", correct["planted"]),
+    ):
+        out[f"{name}_accuracy"] = sum(flags) / len(flags) if flags else None
+        out[f"{name}_correct"] = sum(flags)
+        out[f"{name}_accuracy_n"] = len(flags)
+    return out

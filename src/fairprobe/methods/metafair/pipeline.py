@@ -22,7 +22,14 @@ from fairprobe.errors import UsageError
 from fairprobe.lexicons.metafair_catalogue import load_catalogue
 from fairprobe.methods.metafair import generator as gen
 from fairprobe.methods.metafair.block import MetaFairBlock
-from fairprobe.methods.metafair.evaluate import JudgeItem, Outcome, deterministic, judge_all
+from fairprobe.methods.metafair.controls import judge_controls, sample_controls
+from fairprobe.methods.metafair.evaluate import (
+    JudgeItem,
+    Outcome,
+    deterministic,
+    identical_answers,
+    judge_all,
+)
 from fairprobe.methods.metafair.relations import Relation, relations, select_dimensions, select_relations
 from fairprobe.methods.metafair.schema import (
     MetamorphicTest,
@@ -210,6 +217,8 @@ def process_batch(
                 invalid="refusal",
                 explanation=f"the {' and '.join(refused)} answer is a refusal or empty",
             )
+        elif not deterministic_mr and (same := identical_answers(rel, r[k], r2[k])) is not None:
+            outcomes[k] = same
         elif not deterministic_mr:
             to_judge.append(k)
         else:
@@ -258,9 +267,30 @@ def process_batch(
                 "judges": o.judges,
                 "parsed": o.parsed,
                 "invalid": o.invalid,
+                "decided_by": o.decided_by or ("judge" if o.judges else None if o.invalid else o.oracle),
             }
         )
     return findings
+
+
+def send_controls(
+    block: MetaFairBlock,
+    ctx: RunContext,
+    judges: list[LLMJudge],
+    tests: list[MetamorphicTest],
+    done: set[str],
+) -> None:
+    """Judge the run's hidden control pairs (:mod:`.controls`) once, before its tests: a fixed, seeded
+    sample, drawn from the MRs the judge will see; stored as hidden findings, never in a rate."""
+    judged = {t.mr for t in tests if relations()[t.mr].uses_judge and not (t.mr == "MR6" and block.metal_mr6)}
+    if not judges or not judged or not block.judge_controls:
+        return
+    controls = [
+        c for c in sample_controls(judged, block.judge_controls, ctx.seed) if f"control:{c.id}" not in done
+    ]
+    if controls:
+        ctx.log(f"judging {len(controls)} control pair(s) of known verdict")
+        ctx.add_findings(judge_controls(controls, judges))
 
 
 def execute(block: MetaFairBlock, ctx: RunContext) -> None:
@@ -287,6 +317,7 @@ def execute(block: MetaFairBlock, ctx: RunContext) -> None:
         raise UsageError("MR1-MR10 need an LLM judge: pass --judge URI (or select --mrs MR11,MR12,MR13,MR14)")
     ctx.record_info(judges=block.judges, repeat=block.repeat, tests=len(tests))
     done = ctx.done_ids()
+    send_controls(block, ctx, judges, tests, done)
     units = [(t, i) for t in tests for i in range(block.repeat) if f"{t.id}#{i}" not in done]
     ctx.log(f"{len(tests)} tests x {block.repeat} repetition(s); {len(units)} to run")
     step = block.batch_tests

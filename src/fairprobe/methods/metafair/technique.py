@@ -34,6 +34,8 @@ metafair:
   repeat: 1                           # executions per test (verdict entropy, Eq. 1)
   # attributes_per_dimension: 2       # generation: attributes drawn per dimension (seeded)
   # tests_per_attribute: 1
+  # judge_controls: 12                # control pairs of known verdict sent to the judge (never findings)
+  # judge_min_control_accuracy: 0.9   # judge below this on its controls: the run is inconclusive
   # swap_check: false                 # re-judge pairs swapped (position bias)
   # metal_mr6: false                  # MR6 with METAL's identity rule
   thresholds:
