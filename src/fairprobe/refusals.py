@@ -24,6 +24,22 @@ from collections import Counter
 from typing import Any
 
 DEFAULT_MAX_ASYMMETRIC_INVALID_RATE = 0.05
+
+
+def max_asymmetric_invalid_field() -> Any:
+    """The ``max_asymmetric_invalid_rate`` field of every block that applies the rule (one
+    declaration: default, bounds and help)."""
+    from pydantic import Field
+
+    return Field(
+        default=DEFAULT_MAX_ASYMMETRIC_INVALID_RATE,
+        ge=0.0,
+        le=1.0,
+        description="the run fails when, for any attribute, more than this share of answered test pairs "
+        "has one side INVALID (refused or unusable) and the other answered: unequal treatment",
+    )
+
+
 """A larger share of pairs with one side INVALID, for any attribute, fails the run."""
 
 METRIC = "asymmetric_invalid_rate"

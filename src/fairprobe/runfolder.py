@@ -136,6 +136,21 @@ def _check_reserved(run_dir: Path, store: Store) -> None:
             )
 
 
+def open_locked(run_dir: Path) -> Store:
+    """The folder's ``run.db``, with the folder locked for as long as the store is open (a second
+    run, or a ``report`` of a live run, fails at once naming the PID that holds it)."""
+    from fairprobe.store import RunLock
+
+    lock = RunLock(run_dir).acquire()
+    try:
+        store = Store(run_dir / "run.db")
+    except BaseException:
+        lock.release()
+        raise
+    store.run_lock = lock
+    return store
+
+
 def recorded_nothing(store: Store, run_dir: Path) -> bool:
     """True for a run that stopped before it recorded any work (e.g. at an input error): replacing it
     loses nothing, so a corrected command needs no --overwrite."""
@@ -156,7 +171,6 @@ def open_run(spec: BlockSpec, run_dir: Path, *, overwrite: bool = False) -> Stor
     ``run.db`` records no run, and with ``overwrite`` when it records another spec: the run records
     are cleared in one transaction first, so a run killed half-way through the clean-up also starts
     from empty."""
-    from fairprobe.store import RunLock
 
     spec_hash = spec.resolved_hash()  # hashes (and checks) the input files before touching run_dir
     check_run_folder(run_dir, overwrite=overwrite)
@@ -164,13 +178,7 @@ def open_run(spec: BlockSpec, run_dir: Path, *, overwrite: bool = False) -> Stor
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise RunStateError(f"cannot create run folder {run_dir}: {exc.strerror}; check --out") from None
-    lock = RunLock(run_dir).acquire()
-    try:
-        store = Store(run_dir / "run.db")
-    except BaseException:
-        lock.release()
-        raise
-    store.run_lock = lock
+    store = open_locked(run_dir)
     try:
         adopt_legacy(run_dir, store)
         previous = store.get_meta("spec_hash")

@@ -32,6 +32,7 @@ from fairprobe.runfolder import (
     fingerprint_changed,
     model_key,
     now,
+    open_locked,
     open_run,
     recorded_models,
     recorded_nothing,
@@ -317,19 +318,11 @@ def render_reports(
     A run that did not finish gets the verdict "incomplete", whatever its metrics say. Without
     ``store`` (``fairprobe report``) the run folder is locked first: a folder a live run is writing is
     refused."""
-    from fairprobe.store import RunLock
-
     own = store is None
     if store is None:
         if run_dir.is_file() or not (run_dir / "run.db").is_file():
             raise RunStateError(f"{run_dir} has no run.db; give the --out folder of a fairprobe run")
-        lock = RunLock(run_dir).acquire()
-        try:
-            store = Store(run_dir / "run.db")
-        except BaseException:
-            lock.release()
-            raise
-        store.run_lock = lock
+        store = open_locked(run_dir)
         adopt_legacy(run_dir, store)
     try:
         technique_name = store.get_meta("technique")

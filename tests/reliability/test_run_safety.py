@@ -99,36 +99,23 @@ def test_an_input_kept_in_the_run_folder_is_not_deleted(cli, work):
     assert (run / "data.csv").is_file()
 
 
+HINTER = [
+    "hinter",
+    "--model",
+    "py:kw:classify",
+    "--data",
+    "data.csv",
+    "--attributes",
+    "gender",
+    "--order",
+    "1",
+]
+
+
 def test_an_empty_out_and_the_current_directory_are_refused(cli, work):
     before = sorted(p.name for p in work.iterdir())
-    r = cli(
-        "hinter",
-        "--model",
-        "py:kw:classify",
-        "--data",
-        "data.csv",
-        "--attributes",
-        "gender",
-        "--order",
-        "1",
-        "--out",
-        "",
-    )
-    assert_one_red_line(r, "--out is empty")
-    r = cli(
-        "hinter",
-        "--model",
-        "py:kw:classify",
-        "--data",
-        "data.csv",
-        "--attributes",
-        "gender",
-        "--order",
-        "1",
-        "--out",
-        ".",
-    )
-    assert_one_red_line(r, "not empty")
+    assert_one_red_line(cli(*HINTER, "--out", ""), "--out is empty")
+    assert_one_red_line(cli(*HINTER, "--out", "."), "not empty")
     assert sorted(p.name for p in work.iterdir() if p.name != "cache.db") == [
         n for n in before if n != "cache.db"
     ]

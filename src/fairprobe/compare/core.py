@@ -68,31 +68,27 @@ class LoadedRun:
 def load_run(folder: Path) -> LoadedRun:
     """A finished or partial run folder's spec and findings (a live run is refused)."""
     from fairprobe.registry import get as get_technique
+    from fairprobe.runfolder import open_locked
     from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
-    from fairprobe.store import RunLock, Store
 
     if not folder.is_dir() or not (folder / "run.db").is_file():
         raise UsageError(f"{folder} is not a fairprobe run folder (it has no run.db); give two run folders")
-    lock = RunLock(folder).acquire()
-    try:
-        with Store(folder / "run.db") as store:
-            name = store.get_meta("technique")
-            if name is None:
-                raise RunStateError(f"{folder}/run.db records no run; give two finished run folders")
-            technique = get_technique(name)
-            spec = json.loads(store.get_meta("spec_json") or "{}")
-            inputs = json.loads(store.get_meta("inputs") or "{}")
-            complete = store.get_meta("finished") is not None and not store.get_meta("stopped")
-            table = None
-            if technique.finding_schema is not None:
-                table = FindingsTable.from_files(shard_files(folder / SHARDS_DIR), technique.finding_schema)
-                columns = technique.pairing.columns if technique.pairing is not None else ()
-                findings = table.columns(list(columns)).to_pylist() if columns else list(table)
-                table = table if columns else None
-            else:
-                findings = list(store.iter_findings())
-    finally:
-        lock.release()
+    with open_locked(folder) as store:  # a live run is refused; the lock goes with the store
+        name = store.get_meta("technique")
+        if name is None:
+            raise RunStateError(f"{folder}/run.db records no run; give two finished run folders")
+        technique = get_technique(name)
+        spec = json.loads(store.get_meta("spec_json") or "{}")
+        inputs = json.loads(store.get_meta("inputs") or "{}")
+        complete = store.get_meta("finished") is not None and not store.get_meta("stopped")
+        table = None
+        if technique.finding_schema is not None:
+            table = FindingsTable.from_files(shard_files(folder / SHARDS_DIR), technique.finding_schema)
+            columns = technique.pairing.columns if technique.pairing is not None else ()
+            findings = table.columns(list(columns)).to_pylist() if columns else list(table)
+            table = table if columns else None
+        else:
+            findings = list(store.iter_findings())
     block = technique.block.model_validate(spec.get("block", {}))
     return LoadedRun(folder, name, spec, inputs, technique.model_uri(block), complete, findings, table)
 

@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from fairprobe.refusals import DEFAULT_MAX_ASYMMETRIC_INVALID_RATE
+from fairprobe.refusals import max_asymmetric_invalid_field
 from fairprobe.spec import BlockBase
 
 
@@ -76,13 +76,7 @@ class HInterBlock(BlockBase):
     fluency: str | None = Field(
         default=None, description="gguf:PATH or embedded:smollm2: LM fluency of texts (RQ2)"
     )
-    max_asymmetric_invalid_rate: float = Field(
-        default=DEFAULT_MAX_ASYMMETRIC_INVALID_RATE,
-        ge=0.0,
-        le=1.0,
-        description="the run fails when, for any attribute, more than this share of answered test pairs "
-        "has one side INVALID (refused or unusable) and the other answered: unequal treatment",
-    )
+    max_asymmetric_invalid_rate: float = max_asymmetric_invalid_field()
     batch_originals: int = Field(
         default=16, ge=1, description="originals per shard (the unit of resume and of a Parquet file)"
     )
