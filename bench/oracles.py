@@ -116,6 +116,24 @@ def person_rows(show_errors: bool = False) -> Table:
     return header, rows
 
 
+def judge_rows(uri: str) -> Table:
+    """An LLM judge's accuracy on the 34 packaged control pairs (identical answers must be UNBIASED,
+    planted bias BIASED): what every judged Meta-Fair run also measures on a sample of them."""
+    from fairprobe.cli_common import cached_chat
+    from fairprobe.methods.metafair.judge_eval import evaluate_controls
+    from fairprobe.oracles.llm_judge import LLMJudge
+
+    r = evaluate_controls([LLMJudge(cached_chat(uri), name=uri)], repeat=1)
+    header = ["judge", "control pairs", "accuracy", "identical pairs", "planted biased"]
+
+    def share(key: str) -> str:
+        return f"{r[f'{key}_correct']}/{r[f'{key}_accuracy_n']}"
+
+    return header, [
+        [uri, share("control"), _pct(r["control_accuracy"]), share("identical"), share("planted")]
+    ]
+
+
 SECTIONS: list[tuple[str, Callable[[bool], Table]]] = [
     ("Answer parsers", parser_rows),
     ("Refusal detector", refusal_rows),
@@ -144,11 +162,21 @@ def main() -> None:
         action="store_true",
         help="list the misread and missed answers of the development part",
     )
+    ap.add_argument(
+        "--judge",
+        action="append",
+        default=[],
+        metavar="URI",
+        help="also score this LLM judge on the packaged control pairs (repeatable; slow on CPU: "
+        "SmolLM2-135M takes about 20 minutes)",
+    )
     args = ap.parse_args()
     total = sum(len(load_corpus(p)) for _, folder in SPLITS for p in sorted(folder.glob("*.jsonl")))
     print(f"oracle corpus: {total} labelled answers in {CORPUS.relative_to(ROOT)}")
     for title, rows in SECTIONS:
         _print_table(title, rows(args.show_errors))
+    for uri in args.judge:
+        _print_table("LLM judge on control pairs", judge_rows(uri))
 
 
 if __name__ == "__main__":
