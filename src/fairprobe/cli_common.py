@@ -1,7 +1,8 @@
 """What every technique's command line shares: common option types, list parsing, running a block.
 
-Technique packages import this module at import time; it must not import :mod:`fairprobe.cli`
-(which loads the technique registry) except inside functions.
+Technique packages import this module at import time. It imports nothing of :mod:`fairprobe.cli`:
+what the ``run``/``compare`` commands and every technique command share (the root verdict options,
+``--fail-on`` parsing, printing verdicts, comparing run folders) lives here, and ``cli`` imports it.
 """
 
 from __future__ import annotations
@@ -11,9 +12,85 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.markup import escape
+
+from fairprobe.errors import FairprobeError, UsageError
 
 if TYPE_CHECKING:
     from fairprobe.caching import CachedChatModel
+
+out = Console(emoji=False)
+
+VERDICT_RULES: dict[str, object] = {}
+"""Root options that change how every run is judged (``--allow-empty``, ``--max-invalid-rate``)."""
+
+
+def parse_fail_on(values: list[str] | None):
+    from fairprobe.spec import Threshold
+
+    try:
+        return [Threshold.parse(v) for v in values or []]
+    except FairprobeError as exc:
+        raise UsageError(f"--fail-on: {exc}") from None
+
+
+_SHOWN = {
+    "pass": "[green]passed[/]",
+    "fail": "[red]FAILED[/]",
+    "inconclusive": "[yellow]INCONCLUSIVE[/]",
+    "incomplete": "[yellow]INCOMPLETE[/]",
+}
+
+
+def finish(outcomes) -> None:
+    """Print each run's verdict, why it did not pass, and where its report is; exit 1 unless every
+    run passed."""
+    failed = False
+    for outcome in outcomes:
+        verdict = _SHOWN.get(outcome.verdict, escape(outcome.verdict))
+        out.print(
+            f"{escape(str(outcome.summary['name']))}: {verdict} · report: {escape(str(outcome.report))}"
+        )
+        for reason in outcome.summary.get("reasons", []):
+            out.print(f"  {outcome.verdict}: {escape(reason)}", highlight=False, soft_wrap=True)
+        failed |= not outcome.passed
+    if failed:
+        raise typer.Exit(1)
+
+
+def compare_groups(blocks, base: Path) -> list:
+    """For blocks expanded from ``models: [A, B, ...]``: compare every model's run with the first
+    model's, into ``OUT/<group>/compare-<model>`` beside the runs."""
+    groups: dict[str, list] = {}
+    for b in blocks:
+        if b.group is not None:
+            groups.setdefault(b.group, []).append(base / b.name)
+    outcomes = []
+    for group, folders in groups.items():
+        outcomes += compare_folders(folders[0], folders[1:], base / group)
+    return outcomes
+
+
+def compare_folders(first: Path, others: list[Path], into: Path) -> list:
+    """Compare each run folder of ``others`` with ``first``, into ``into/compare-<other's name>``."""
+    from fairprobe.compare import compare_runs, load_run
+    from fairprobe.compare.output import headline, prepare_out, write_outputs
+    from fairprobe.runfolder import now
+    from fairprobe.runner import RunOutcome
+
+    base = load_run(first)
+    outcomes = []
+    for other in others:
+        started = now()
+        comparison = compare_runs(base, load_run(other))
+        folder = into / f"compare-{other.name}"
+        prepare_out(folder)
+        summary = write_outputs(folder, comparison, started, now())
+        out.print(escape(headline(comparison)), highlight=False, soft_wrap=True)
+        outcomes.append(RunOutcome(folder, summary))
+    return outcomes
+
 
 Seed = Annotated[int, typer.Option(help="seed of every random choice")]
 Overwrite = Annotated[bool, typer.Option(help="replace a run of a different spec in --out")]
@@ -77,7 +154,6 @@ def run_technique(
     """Run one technique block built from command-line options, print the report path, exit 1 on a failed threshold.
 
     ``describe(metrics)`` may return a line printed before the report path (the run's headline)."""
-    from fairprobe.cli import VERDICT_RULES, finish, parse_fail_on
     from fairprobe.runner import run_options
 
     thresholds = parse_fail_on(fail_on)
@@ -108,8 +184,6 @@ def run_models(
 ) -> None:
     """``--model A --model B ...``: every model over the same test cases, each into ``OUT/<model>``,
     then every model compared with the first into ``OUT/compare-<model>`` (as a spec's ``models:``)."""
-    from fairprobe.cli import VERDICT_RULES, compare_folders, finish
-    from fairprobe.errors import UsageError
     from fairprobe.runner import run_options
     from fairprobe.spec import model_folder
 

@@ -39,8 +39,9 @@ from fairprobe.runfolder import (
     start_from_empty,
 )
 from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
-from fairprobe.spec import DEFAULT_MAX_INVALID_RATE, BlockSpec, Threshold, walk_metric
+from fairprobe.spec import BlockSpec
 from fairprobe.store import Store, default_cache_path
+from fairprobe.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold, walk_metric
 from fairprobe.verdict import decide, incomplete
 
 
@@ -167,7 +168,7 @@ def check_thresholds(technique: Any, spec: BlockSpec, thresholds: list[Threshold
     without data (per-group metrics, keyed by what the data holds) is accepted; a technique whose
     analysis cannot run on zero findings is not checked here (the verdict reports it later)."""
     from fairprobe.errors import UsageError
-    from fairprobe.spec import flatten_metric_paths
+    from fairprobe.thresholds import flatten_metric_paths
 
     if not thresholds:
         return
