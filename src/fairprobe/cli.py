@@ -22,7 +22,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from fairprobe import __version__
+from fairprobe._version import __version__
 from fairprobe.cli_common import (
     VERDICT_RULES,
     FailOn,
