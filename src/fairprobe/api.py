@@ -16,18 +16,18 @@ Each call runs into a run folder (resumable, like ``fairprobe run``) and returns
 from __future__ import annotations
 
 import inspect
-import json
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fairprobe.compare.call import compare
 from fairprobe.errors import UsageError
-from fairprobe.thresholds import DEFAULT_MAX_INVALID_RATE
+from fairprobe.result import Run
+from fairprobe.thresholds import DEFAULT_MAX_INVALID_RATE, parse_thresholds
+
+__all__ = ["Run", "compare", "run_spec", "run_technique", "technique_function", "techniques"]
 
 if TYPE_CHECKING:
-    import pandas
-
     from fairprobe.registry import Technique
 
 RUN_OPTIONS = ("out", "seed", "overwrite", "fail_on", "allow_empty", "max_invalid_rate")
@@ -38,99 +38,8 @@ _VERDICT_FIELDS = frozenset({"name", "seed", "thresholds", "allow_empty", "max_i
 (``out`` names the folder, ``fail_on`` holds the thresholds)."""
 
 
-@dataclass
-class Run:
-    """The result of one run (or of one comparison): its verdict, why, its metrics and where it is."""
-
-    run_dir: Path
-    summary: dict[str, Any] = field(repr=False)
-
-    @property
-    def verdict(self) -> str:
-        """``pass``, ``fail``, ``inconclusive`` or ``incomplete``."""
-        return str(self.summary.get("verdict", "pass" if self.passed else "fail"))
-
-    @property
-    def passed(self) -> bool:
-        return bool(self.summary.get("passed"))
-
-    @property
-    def reasons(self) -> list[str]:
-        """Why the run did not pass, one sentence each (empty when it passed)."""
-        return list(self.summary.get("reasons", []))
-
-    @property
-    def metrics(self) -> dict[str, Any]:
-        return dict(self.summary.get("metrics", {}))
-
-    @property
-    def report(self) -> Path:
-        return self.run_dir / "report.html"
-
-    def findings(self) -> Iterator[dict[str, Any]]:
-        """Every finding as a dict: from the Parquet shards of a shard-backed run (HInter), from
-        ``run.db`` otherwise (what ``findings.jsonl`` holds: hidden control findings left out), and
-        from ``findings.jsonl`` for a comparison (the paired cases)."""
-        table = self._shards()
-        if table is not None:
-            yield from table
-            return
-        if (self.run_dir / "run.db").is_file():
-            from fairprobe.runfolder import open_locked
-
-            with open_locked(self.run_dir) as store:
-                rows = [f for f in store.iter_findings() if not f.get("hidden")]
-            yield from rows
-            return
-        with (self.run_dir / "findings.jsonl").open(encoding="utf-8") as lines:
-            for line in lines:
-                if line.strip():
-                    yield json.loads(line)
-
-    def findings_table(self) -> pandas.DataFrame:
-        """The findings as a pandas DataFrame (needs pandas): a shard-backed run's typed Parquet
-        columns, read column by column; otherwise one row per finding dict."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise UsageError("findings_table() needs pandas: pip install pandas") from None
-        table = self._shards()
-        if table is not None:
-            from fairprobe.shards import FINDING
-
-            names = [n for n in table.schema.names if n != FINDING]
-            return table.columns(names).to_pandas()
-        return pd.DataFrame(list(self.findings()))
-
-    def _shards(self) -> Any:
-        """The run's :class:`~fairprobe.shards.FindingsTable` when its technique writes shards."""
-        technique = self.summary.get("technique")
-        if not technique or not (self.run_dir / "run.db").is_file():
-            return None
-        from fairprobe.registry import get
-        from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
-
-        tech = get(str(technique))
-        if tech.finding_schema is None:
-            return None
-        return FindingsTable.from_files(shard_files(self.run_dir / SHARDS_DIR), tech.finding_schema)
-
-
 def _run(outcome: Any) -> Run:
     return Run(Path(outcome.run_dir), outcome.summary)
-
-
-def parse_thresholds(fail_on: list[str] | str | None) -> list[Any]:
-    """``fail_on`` (``"error_rate.atomic>0.1"`` or a list of them) as thresholds; a bad one is a
-    :class:`~fairprobe.errors.UsageError` naming ``fail_on``."""
-    from fairprobe.errors import FairprobeError
-    from fairprobe.thresholds import Threshold
-
-    items = [fail_on] if isinstance(fail_on, str) else list(fail_on or [])
-    try:
-        return [t if isinstance(t, Threshold) else Threshold.parse(t) for t in items]
-    except FairprobeError as exc:
-        raise UsageError(f"fail_on: {exc}") from None
 
 
 def block_fields(technique: Technique) -> dict[str, Any]:
@@ -169,7 +78,7 @@ def run_technique(
         Path(out),
         seed=seed,
         overwrite=overwrite,
-        fail_on=parse_thresholds(fail_on),
+        fail_on=parse_thresholds(fail_on, "fail_on"),
         allow_empty=allow_empty,
         max_invalid_rate=DEFAULT_MAX_INVALID_RATE if max_invalid_rate is None else max_invalid_rate,
         option_name=lambda f: f"{f}=",
@@ -265,27 +174,3 @@ def run_spec(path: str | Path, out: str | Path | None = None, overwrite: bool = 
     base = Path(out) if out is not None else Path(settings.get("out", "fairprobe-runs"))
     outcomes = [run_block(b, base / b.name, overwrite=overwrite) for b in blocks]
     return [_run(o) for o in outcomes + compare_groups(blocks, base)]
-
-
-def compare(
-    base: str | Path,
-    new: str | Path,
-    out: str | Path = "fairprobe-compare",
-    fail_on: list[str] | str | None = None,
-    seed: int = 0,
-) -> Run:
-    """Did the model of run folder ``new`` become more biased than that of ``base``? As
-    ``fairprobe compare BASE NEW``: pairs the two runs' test cases, tests each slice, writes the
-    comparison's reports into ``out`` and returns them as a :class:`Run` (its findings are the
-    paired cases)."""
-    from fairprobe.compare import compare_runs, load_run
-    from fairprobe.compare.output import prepare_out, write_outputs
-    from fairprobe.runfolder import now
-
-    started = now()
-    comparison = compare_runs(
-        load_run(Path(base)), load_run(Path(new)), thresholds=parse_thresholds(fail_on), seed=seed
-    )
-    folder = Path(out)
-    prepare_out(folder)
-    return Run(folder, write_outputs(folder, comparison, started, now()))

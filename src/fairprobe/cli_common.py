@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from fairprobe.errors import FairprobeError, UsageError
+from fairprobe.errors import UsageError
 
 if TYPE_CHECKING:
     from fairprobe.caching import CachedChatModel
@@ -26,13 +26,10 @@ VERDICT_RULES: dict[str, object] = {}
 """Root options that change how every run is judged (``--allow-empty``, ``--max-invalid-rate``)."""
 
 
-def parse_fail_on(values: list[str] | None):
-    from fairprobe.spec import Threshold
+def parse_fail_on(values: list[str] | None) -> list[Any]:
+    from fairprobe.thresholds import parse_thresholds
 
-    try:
-        return [Threshold.parse(v) for v in values or []]
-    except FairprobeError as exc:
-        raise UsageError(f"--fail-on: {exc}") from None
+    return parse_thresholds(values, "--fail-on")
 
 
 _SHOWN = {

@@ -96,3 +96,16 @@ def flatten_metric_paths(metrics: dict[str, Any], prefix: str = "") -> list[str]
         elif value is None and not str(key).endswith("_ci"):
             paths.append(full)
     return paths
+
+
+def parse_thresholds(values: list[Any] | str | None, option: str) -> list[Threshold]:
+    """Fail conditions given as text (one, or a list; a :class:`Threshold` is kept) as thresholds;
+    a bad one is a :class:`~fairprobe.errors.UsageError` naming ``option`` (``--fail-on`` on the
+    command line, ``fail_on`` from Python)."""
+    from fairprobe.errors import FairprobeError, UsageError
+
+    items = [values] if isinstance(values, str) else list(values or [])
+    try:
+        return [t if isinstance(t, Threshold) else Threshold.parse(t) for t in items]
+    except FairprobeError as exc:
+        raise UsageError(f"{option}: {exc}") from None

@@ -1,7 +1,7 @@
 """Fairness regression between two models: ``fairprobe compare BASE NEW`` (see :mod:`.core`).
 
 The package is also callable: ``fairprobe.compare(base, new, out=...)`` is
-:func:`fairprobe.api.compare` (a package and a function cannot share the name ``fairprobe.compare``
+:func:`fairprobe.compare.call.compare` (a package and a function cannot share the name ``fairprobe.compare``
 otherwise: importing the package would replace the function)."""
 
 import sys
@@ -16,8 +16,8 @@ __all__ = ["Comparison", "Outcome", "Pairing", "compare_runs", "load_run"]
 
 class _CallablePackage(types.ModuleType):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Compare two run folders: see :func:`fairprobe.api.compare`."""
-        from fairprobe.api import compare
+        """Compare two run folders: see :func:`fairprobe.compare.call.compare`."""
+        from fairprobe.compare.call import compare
 
         return compare(*args, **kwargs)
 
