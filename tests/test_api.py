@@ -158,3 +158,16 @@ def test_import_fairprobe_stays_cheap() -> None:
     code = "import sys, fairprobe; print(sorted(m for m in sys.modules if m.startswith(('fairprobe.', 'pydantic'))))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['fairprobe._version']"
+
+
+def test_fairprobe_compare_is_callable_and_documented_in_a_fresh_interpreter() -> None:
+    code = (
+        "import inspect, fairprobe; print(callable(fairprobe.compare), inspect.signature(fairprobe.compare));"
+        "from fairprobe.compare import load_run; print(load_run.__module__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == [
+        "True (base: 'str | Path', new: 'str | Path', out: 'str | Path' = 'fairprobe-compare', "
+        "fail_on: 'list[str] | str | None' = None, seed: 'int' = 0) -> 'Run'",
+        "fairprobe.compare.core",
+    ]

@@ -28,6 +28,9 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'fairprobe' has no attribute {name!r}")
     from fairprobe.api import Run, run_spec, technique_function, techniques
 
+    if name == "compare":  # loading the API imported the (callable) package, now an attribute
+        return globals()["compare"]
+
     if name in _API:
         return {"Run": Run, "run_spec": run_spec, "techniques": techniques}[name]
     if name in techniques():
