@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fairprobe.compare.call import compare
+from fairprobe.compare.call import compare, compare_groups
 from fairprobe.errors import UsageError
 from fairprobe.result import Run
 from fairprobe.thresholds import DEFAULT_MAX_INVALID_RATE, parse_thresholds
@@ -166,7 +166,6 @@ def run_spec(path: str | Path, out: str | Path | None = None, overwrite: bool = 
     """Run every block of a spec file, as ``fairprobe run SPEC``: one run folder per block under
     ``out`` (default: the spec's ``out:``, else ``fairprobe-runs``), then, for a block with several
     ``models:``, each model compared with the first. Returns every run and comparison."""
-    from fairprobe.cli_common import compare_groups
     from fairprobe.runner import run_block
     from fairprobe.spec import load_spec
 

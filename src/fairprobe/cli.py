@@ -30,6 +30,7 @@ from fairprobe.cli_common import (
     finish,
     out,
     parse_fail_on,
+    show_headline,
 )
 from fairprobe.errors import FairprobeError, RunInterrupted, UsageError
 
@@ -171,18 +172,10 @@ def compare(
     Writes summary.json, summary.md (for a pull request), report.html, junit.xml and findings.jsonl
     (the paired cases). Fails when a slice regressed significantly (Holm-adjusted p < 0.05), or on
     --fail-on conditions such as 'delta.error_rate.intersectional > 0.01'."""
-    from fairprobe.compare import compare_runs, load_run
-    from fairprobe.compare.output import headline, prepare_out, write_outputs
-    from fairprobe.runfolder import now
-    from fairprobe.runner import RunOutcome
+    from fairprobe.compare.call import compare_shown
 
     thresholds = parse_fail_on(fail_on)
-    started = now()
-    comparison = compare_runs(load_run(base), load_run(new), thresholds=thresholds, seed=seed)
-    prepare_out(out_dir)
-    summary = write_outputs(out_dir, comparison, started, now())
-    out.print(escape(headline(comparison)), highlight=False, soft_wrap=True)
-    finish([RunOutcome(out_dir, summary)])
+    finish([compare_shown(base, new, out_dir, thresholds, seed, show_headline)])
 
 
 @app.command()

@@ -56,37 +56,22 @@ def finish(outcomes) -> None:
         raise typer.Exit(1)
 
 
-def compare_groups(blocks, base: Path) -> list:
-    """For blocks expanded from ``models: [A, B, ...]``: compare every model's run with the first
-    model's, into ``OUT/<group>/compare-<model>`` beside the runs."""
-    groups: dict[str, list] = {}
-    for b in blocks:
-        if b.group is not None:
-            groups.setdefault(b.group, []).append(base / b.name)
-    outcomes = []
-    for group, folders in groups.items():
-        outcomes += compare_folders(folders[0], folders[1:], base / group)
-    return outcomes
+def show_headline(line: str) -> None:
+    out.print(escape(line), highlight=False, soft_wrap=True)
 
 
-def compare_folders(first: Path, others: list[Path], into: Path) -> list:
-    """Compare each run folder of ``others`` with ``first``, into ``into/compare-<other's name>``."""
-    from fairprobe.compare import compare_runs, load_run
-    from fairprobe.compare.output import headline, prepare_out, write_outputs
-    from fairprobe.runfolder import now
-    from fairprobe.runner import RunOutcome
+def compare_groups(blocks: list[Any], base: Path) -> list[Any]:
+    """:func:`fairprobe.compare.call.compare_groups`, printing each comparison's headline."""
+    from fairprobe.compare.call import compare_groups as compare_all
 
-    base = load_run(first)
-    outcomes = []
-    for other in others:
-        started = now()
-        comparison = compare_runs(base, load_run(other))
-        folder = into / f"compare-{other.name}"
-        prepare_out(folder)
-        summary = write_outputs(folder, comparison, started, now())
-        out.print(escape(headline(comparison)), highlight=False, soft_wrap=True)
-        outcomes.append(RunOutcome(folder, summary))
-    return outcomes
+    return compare_all(blocks, base, show_headline)
+
+
+def compare_folders(first: Path, others: list[Path], into: Path) -> list[Any]:
+    """:func:`fairprobe.compare.call.compare_folders`, printing each comparison's headline."""
+    from fairprobe.compare.call import compare_folders as compare_each
+
+    return compare_each(first, others, into, show_headline)
 
 
 Seed = Annotated[int, typer.Option(help="seed of every random choice")]
