@@ -22,8 +22,16 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from fairprobe import __version__
-from fairprobe.cli_common import FailOn
+from fairprobe._version import __version__
+from fairprobe.cli_common import (
+    VERDICT_RULES,
+    FailOn,
+    compare_groups,
+    finish,
+    out,
+    parse_fail_on,
+    show_headline,
+)
 from fairprobe.errors import FairprobeError, RunInterrupted, UsageError
 
 app = typer.Typer(
@@ -37,17 +45,12 @@ models_app = typer.Typer(help="Inspect model backends.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
 
 err = Console(stderr=True, emoji=False)
-out = Console(emoji=False)
 
 
 def _version(value: bool) -> None:
     if value:
         print(f"fairprobe {__version__}")
         raise typer.Exit()
-
-
-VERDICT_RULES: dict[str, object] = {}
-"""Root options that change how every run is judged (``--allow-empty``, ``--max-invalid-rate``)."""
 
 
 @app.callback()
@@ -83,39 +86,6 @@ def _root(
         VERDICT_RULES["max_invalid_rate"] = max_invalid_rate
 
 
-def parse_fail_on(values: list[str] | None):
-    from fairprobe.spec import Threshold
-
-    try:
-        return [Threshold.parse(v) for v in values or []]
-    except FairprobeError as exc:
-        raise UsageError(f"--fail-on: {exc}") from None
-
-
-_SHOWN = {
-    "pass": "[green]passed[/]",
-    "fail": "[red]FAILED[/]",
-    "inconclusive": "[yellow]INCONCLUSIVE[/]",
-    "incomplete": "[yellow]INCOMPLETE[/]",
-}
-
-
-def finish(outcomes) -> None:
-    """Print each run's verdict, why it did not pass, and where its report is; exit 1 unless every
-    run passed."""
-    failed = False
-    for outcome in outcomes:
-        verdict = _SHOWN.get(outcome.verdict, escape(outcome.verdict))
-        out.print(
-            f"{escape(str(outcome.summary['name']))}: {verdict} · report: {escape(str(outcome.report))}"
-        )
-        for reason in outcome.summary.get("reasons", []):
-            out.print(f"  {outcome.verdict}: {escape(reason)}", highlight=False, soft_wrap=True)
-        failed |= not outcome.passed
-    if failed:
-        raise typer.Exit(1)
-
-
 def with_rules(block):
     """``block`` (a :class:`~fairprobe.spec.BlockSpec`) with the root verdict options applied."""
     return dataclasses.replace(block, **VERDICT_RULES)
@@ -143,39 +113,6 @@ def run(
         run_block(with_rules(b), base / b.name, overwrite=overwrite, fail_on=thresholds) for b in blocks
     ]
     finish(outcomes + compare_groups(blocks, base))
-
-
-def compare_groups(blocks, base: Path) -> list:
-    """For blocks expanded from ``models: [A, B, ...]``: compare every model's run with the first
-    model's, into ``OUT/<group>/compare-<model>`` beside the runs."""
-    groups: dict[str, list] = {}
-    for b in blocks:
-        if b.group is not None:
-            groups.setdefault(b.group, []).append(base / b.name)
-    outcomes = []
-    for group, folders in groups.items():
-        outcomes += compare_folders(folders[0], folders[1:], base / group)
-    return outcomes
-
-
-def compare_folders(first: Path, others: list[Path], into: Path) -> list:
-    """Compare each run folder of ``others`` with ``first``, into ``into/compare-<other's name>``."""
-    from fairprobe.compare import compare_runs, load_run
-    from fairprobe.compare.output import headline, prepare_out, write_outputs
-    from fairprobe.runfolder import now
-    from fairprobe.runner import RunOutcome
-
-    base = load_run(first)
-    outcomes = []
-    for other in others:
-        started = now()
-        comparison = compare_runs(base, load_run(other))
-        folder = into / f"compare-{other.name}"
-        prepare_out(folder)
-        summary = write_outputs(folder, comparison, started, now())
-        out.print(escape(headline(comparison)), highlight=False, soft_wrap=True)
-        outcomes.append(RunOutcome(folder, summary))
-    return outcomes
 
 
 @app.command()
@@ -235,18 +172,10 @@ def compare(
     Writes summary.json, summary.md (for a pull request), report.html, junit.xml and findings.jsonl
     (the paired cases). Fails when a slice regressed significantly (Holm-adjusted p < 0.05), or on
     --fail-on conditions such as 'delta.error_rate.intersectional > 0.01'."""
-    from fairprobe.compare import compare_runs, load_run
-    from fairprobe.compare.output import headline, prepare_out, write_outputs
-    from fairprobe.runfolder import now
-    from fairprobe.runner import RunOutcome
+    from fairprobe.compare.call import compare_shown
 
     thresholds = parse_fail_on(fail_on)
-    started = now()
-    comparison = compare_runs(load_run(base), load_run(new), thresholds=thresholds, seed=seed)
-    prepare_out(out_dir)
-    summary = write_outputs(out_dir, comparison, started, now())
-    out.print(escape(headline(comparison)), highlight=False, soft_wrap=True)
-    finish([RunOutcome(out_dir, summary)])
+    finish([compare_shown(base, new, out_dir, thresholds, seed, show_headline)])
 
 
 @app.command()

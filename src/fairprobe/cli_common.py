@@ -1,7 +1,8 @@
 """What every technique's command line shares: common option types, list parsing, running a block.
 
-Technique packages import this module at import time; it must not import :mod:`fairprobe.cli`
-(which loads the technique registry) except inside functions.
+Technique packages import this module at import time. It imports nothing of :mod:`fairprobe.cli`:
+what the ``run``/``compare`` commands and every technique command share (the root verdict options,
+``--fail-on`` parsing, printing verdicts, comparing run folders) lives here, and ``cli`` imports it.
 """
 
 from __future__ import annotations
@@ -11,9 +12,67 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.markup import escape
+
+from fairprobe.errors import UsageError
 
 if TYPE_CHECKING:
     from fairprobe.caching import CachedChatModel
+
+out = Console(emoji=False)
+
+VERDICT_RULES: dict[str, object] = {}
+"""Root options that change how every run is judged (``--allow-empty``, ``--max-invalid-rate``)."""
+
+
+def parse_fail_on(values: list[str] | None) -> list[Any]:
+    from fairprobe.thresholds import parse_thresholds
+
+    return parse_thresholds(values, "--fail-on")
+
+
+_SHOWN = {
+    "pass": "[green]passed[/]",
+    "fail": "[red]FAILED[/]",
+    "inconclusive": "[yellow]INCONCLUSIVE[/]",
+    "incomplete": "[yellow]INCOMPLETE[/]",
+}
+
+
+def finish(outcomes) -> None:
+    """Print each run's verdict, why it did not pass, and where its report is; exit 1 unless every
+    run passed."""
+    failed = False
+    for outcome in outcomes:
+        verdict = _SHOWN.get(outcome.verdict, escape(outcome.verdict))
+        out.print(
+            f"{escape(str(outcome.summary['name']))}: {verdict} · report: {escape(str(outcome.report))}"
+        )
+        for reason in outcome.summary.get("reasons", []):
+            out.print(f"  {outcome.verdict}: {escape(reason)}", highlight=False, soft_wrap=True)
+        failed |= not outcome.passed
+    if failed:
+        raise typer.Exit(1)
+
+
+def show_headline(line: str) -> None:
+    out.print(escape(line), highlight=False, soft_wrap=True)
+
+
+def compare_groups(blocks: list[Any], base: Path) -> list[Any]:
+    """:func:`fairprobe.compare.call.compare_groups`, printing each comparison's headline."""
+    from fairprobe.compare.call import compare_groups as compare_all
+
+    return compare_all(blocks, base, show_headline)
+
+
+def compare_folders(first: Path, others: list[Path], into: Path) -> list[Any]:
+    """:func:`fairprobe.compare.call.compare_folders`, printing each comparison's headline."""
+    from fairprobe.compare.call import compare_folders as compare_each
+
+    return compare_each(first, others, into, show_headline)
+
 
 Seed = Annotated[int, typer.Option(help="seed of every random choice")]
 Overwrite = Annotated[bool, typer.Option(help="replace a run of a different spec in --out")]
@@ -77,7 +136,6 @@ def run_technique(
     """Run one technique block built from command-line options, print the report path, exit 1 on a failed threshold.
 
     ``describe(metrics)`` may return a line printed before the report path (the run's headline)."""
-    from fairprobe.cli import VERDICT_RULES, finish, parse_fail_on
     from fairprobe.runner import run_options
 
     thresholds = parse_fail_on(fail_on)
@@ -108,8 +166,6 @@ def run_models(
 ) -> None:
     """``--model A --model B ...``: every model over the same test cases, each into ``OUT/<model>``,
     then every model compared with the first into ``OUT/compare-<model>`` (as a spec's ``models:``)."""
-    from fairprobe.cli import VERDICT_RULES, compare_folders, finish
-    from fairprobe.errors import UsageError
     from fairprobe.runner import run_options
     from fairprobe.spec import model_folder
 

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from fairprobe import __version__
+from fairprobe._version import __version__
 from fairprobe.errors import FairprobeError, RunStateError
 from fairprobe.shards import SHARDS_DIR
 from fairprobe.spec import BlockSpec

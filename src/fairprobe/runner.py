@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fairprobe import __version__
+from fairprobe._version import __version__
 from fairprobe.caching import CachedChatModel, CachedClassifier
 from fairprobe.errors import DataError, FairprobeError, InternalError, RunInterrupted, RunStateError
 from fairprobe.models.redact import redact_secrets, redact_uri
@@ -39,8 +39,9 @@ from fairprobe.runfolder import (
     start_from_empty,
 )
 from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
-from fairprobe.spec import DEFAULT_MAX_INVALID_RATE, BlockSpec, Threshold, walk_metric
+from fairprobe.spec import BlockSpec
 from fairprobe.store import Store, default_cache_path
+from fairprobe.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold, walk_metric
 from fairprobe.verdict import decide, incomplete
 
 
@@ -167,7 +168,7 @@ def check_thresholds(technique: Any, spec: BlockSpec, thresholds: list[Threshold
     without data (per-group metrics, keyed by what the data holds) is accepted; a technique whose
     analysis cannot run on zero findings is not checked here (the verdict reports it later)."""
     from fairprobe.errors import UsageError
-    from fairprobe.spec import flatten_metric_paths
+    from fairprobe.thresholds import flatten_metric_paths
 
     if not thresholds:
         return
@@ -403,8 +404,11 @@ def run_options(
     fail_on: list[Threshold] | None = None,
     allow_empty: bool = False,
     max_invalid_rate: float = DEFAULT_MAX_INVALID_RATE,
+    option_name: Callable[[str], str] | None = None,
 ) -> RunOutcome:
-    """Run a technique from command-line options (the same validation as a spec block)."""
+    """Run a technique from command-line options or Python keyword arguments (the same validation
+    as a spec block). ``option_name(field)`` says how a bad value's field is named in the one-line
+    error: ``--field-name`` by default (the command line), ``field=`` from :mod:`fairprobe.api`."""
     from pydantic import ValidationError
 
     from fairprobe.errors import UsageError
@@ -414,7 +418,8 @@ def run_options(
         block = technique.block.model_validate({k: v for k, v in options.items() if v is not None})
     except ValidationError as exc:
         e = exc.errors()[0]
-        option = "--" + str(e["loc"][0]).replace("_", "-") if e["loc"] else technique_name
+        name = option_name or (lambda field: "--" + field.replace("_", "-"))
+        option = name(str(e["loc"][0])) if e["loc"] else technique_name
         raise UsageError(f"{option}: {e['msg']}") from None
     spec = BlockSpec(
         technique_name,

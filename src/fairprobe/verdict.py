@@ -27,7 +27,7 @@ from typing import Any
 
 from fairprobe.errors import SpecError
 from fairprobe.report.sections import NO_DATA
-from fairprobe.spec import DEFAULT_MAX_INVALID_RATE, Threshold, lookup_metric
+from fairprobe.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold, lookup_metric
 
 PASS = "pass"
 FAIL = "fail"

@@ -139,7 +139,7 @@ def compare_runs(
     base: LoadedRun, new: LoadedRun, *, thresholds: list[Any] | None = None, seed: int = 0
 ) -> Comparison:
     from fairprobe.registry import get as get_technique
-    from fairprobe.spec import Threshold
+    from fairprobe.thresholds import Threshold
 
     if base.technique != new.technique:
         raise UsageError(

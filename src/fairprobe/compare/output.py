@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fairprobe import __version__
+from fairprobe._version import __version__
 from fairprobe.compare.core import Comparison
 from fairprobe.errors import RunStateError
 from fairprobe.report.sections import (

@@ -79,7 +79,7 @@ def render_html(path: Path, summary: dict[str, Any], analysis: Analysis, finding
     """The HTML report; ``findings`` is a list or a :class:`~fairprobe.shards.FindingsTable` (then
     only a bounded sample is read, so the page stays small whatever the run size)."""
     from fairprobe.report.writers import atomic_write
-    from fairprobe.spec import flatten_metric_paths, lookup_metric
+    from fairprobe.thresholds import flatten_metric_paths, lookup_metric
 
     shown = _table_sample(findings, analysis)
     columns, rows, hidden = table_findings(shown, analysis)

@@ -1,0 +1,113 @@
+"""The pytest plugin (``fairprobe_run`` fixture, ``@pytest.mark.fairprobe``) run by a real inner pytest
+session (``pytester``) over real HInter runs of planted ``py:`` classifiers: a fair one passes, one
+that reads "she" as negative fails the test with its reason in the output.
+
+Both ways of loading the plugin are checked: ``-p fairprobe.pytest_plugin`` (a checkout, nothing
+installed) and the ``pytest11`` entry point (what ``pip install fairprobe`` gives)."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+from childenv import pythonpath
+
+pytest_plugins = ["pytester"]
+
+FAIR = 'def classify(texts):\n    return ["NEG" if "bad" in t else "POS" for t in texts]\n'
+BIASED = (
+    "def classify(texts):\n"
+    '    return ["NEG" if {"she", "her", "woman"} & set(t.lower().split()) else "POS" for t in texts]\n'
+)
+DATA = (
+    "text,label\n"
+    '"He is a good actor and his film was great.",POS\n'
+    '"The man wrote a bad book.",NEG\n'
+    '"He liked the movie a lot.",POS\n'
+)
+SPEC = """\
+hinter:
+  model: py:{model}:classify
+  data: data.csv
+  attributes: [gender]
+  order: 1
+  thresholds: ["error_rate.atomic>0"]
+"""
+TESTS = """
+import pytest
+
+
+def test_fixture_fair(fairprobe_run):
+    run = fairprobe_run(technique="hinter", model="py:fairmodel:classify", data="data.csv",
+                        attributes=["gender"], order=1, fail_on=["error_rate.atomic>0"])
+    assert run.verdict == "pass" and run.metrics["error_rate"]["atomic_n"] > 0
+
+
+def test_fixture_biased(fairprobe_run):
+    fairprobe_run(technique="hinter", model="py:biasedmodel:classify", data="data.csv",
+                  attributes=["gender"], order=1, fail_on=["error_rate.atomic>0"])
+
+
+def test_fixture_spec_fair(fairprobe_run):
+    runs = fairprobe_run("fair.yaml")
+    assert [r.verdict for r in runs] == ["pass"]
+
+
+@pytest.mark.fairprobe(spec="fair.yaml")
+def test_marker_fair():
+    pass
+
+
+@pytest.mark.fairprobe(spec="biased.yaml")
+def test_marker_biased():
+    pass
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.setenv("FAIRPROBE_CACHE", str(pytester.path / "cache.db"))
+    pytester.makepyfile(fairmodel=FAIR, biasedmodel=BIASED, test_fairness=TESTS)
+    (pytester.path / "data.csv").write_text(DATA, encoding="utf-8")
+    (pytester.path / "fair.yaml").write_text(SPEC.format(model="fairmodel"), encoding="utf-8")
+    (pytester.path / "biased.yaml").write_text(SPEC.format(model="biasedmodel"), encoding="utf-8")
+    return pytester
+
+
+def _check(result: pytest.RunResult) -> None:
+    result.assert_outcomes(passed=3, failed=2)
+    out = result.stdout.str()
+    assert "FAILED test_fairness.py::test_fixture_biased" in out
+    assert "FAILED test_fairness.py::test_marker_biased" in out
+    # the reason in words, not a traceback of fairprobe's internals
+    result.stdout.fnmatch_lines(
+        [
+            "*fairprobe run hinter: fail (report: *report.html)*",
+            "*error_rate.atomic = *error_rate.atomic>0 holds*",
+        ]
+    )
+    assert "Traceback" not in out
+
+
+def test_plugin_loaded_with_dash_p(project: pytest.Pytester) -> None:
+    _check(project.runpytest("-p", "fairprobe.pytest_plugin", "-p", "no:cacheprovider"))
+
+
+def test_plugin_loaded_by_its_entry_point(
+    project: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the ``pytest11`` entry point in a child pytest, with no ``-p``. A checkout not yet
+    re-installed (its package metadata predates the entry point) gets the same entry point from a
+    minimal distribution written here, so the discovery path is still the real one."""
+    env_path = project.path
+    if not any(ep.value == "fairprobe.pytest_plugin" for ep in entry_points(group="pytest11")):
+        meta = tmp_path / "site" / "fairprobe_pytest_entry-0.dist-info"
+        meta.mkdir(parents=True)
+        (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: fairprobe-pytest-entry\nVersion: 0\n")
+        (meta / "entry_points.txt").write_text(
+            "[pytest11]\nfairprobe.pytest_plugin = fairprobe.pytest_plugin\n", encoding="utf-8"
+        )
+        env_path = tmp_path / "site"
+    monkeypatch.setenv("PYTHONPATH", pythonpath(Path(env_path)))
+    _check(project.runpytest_subprocess("-p", "no:cacheprovider"))
