@@ -11,23 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from planted_classifiers import BIASED, DATA, FAIR
 
 import fairprobe
 from fairprobe.api import RUN_OPTIONS, block_fields
 from fairprobe.errors import UsageError
 from fairprobe.registry import techniques
 
-FAIR = 'def classify(texts):\n    return ["NEG" if "bad" in t else "POS" for t in texts]\n'
-BIASED = (
-    "def classify(texts):\n"
-    '    return ["NEG" if {"she", "her", "woman"} & set(t.lower().split()) else "POS" for t in texts]\n'
-)
-DATA = (
-    "text,label\n"
-    '"He is a good actor and his film was great.",POS\n'
-    '"The man wrote a bad book.",NEG\n'
-    '"He liked the movie a lot.",POS\n'
-)
 HINTER = {"data": "data.csv", "attributes": ["gender"], "order": 1}
 
 

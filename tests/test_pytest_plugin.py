@@ -12,20 +12,10 @@ from pathlib import Path
 
 import pytest
 from childenv import pythonpath
+from planted_classifiers import BIASED, DATA, FAIR
 
 pytest_plugins = ["pytester"]
 
-FAIR = 'def classify(texts):\n    return ["NEG" if "bad" in t else "POS" for t in texts]\n'
-BIASED = (
-    "def classify(texts):\n"
-    '    return ["NEG" if {"she", "her", "woman"} & set(t.lower().split()) else "POS" for t in texts]\n'
-)
-DATA = (
-    "text,label\n"
-    '"He is a good actor and his film was great.",POS\n'
-    '"The man wrote a bad book.",NEG\n'
-    '"He liked the movie a lot.",POS\n'
-)
 SPEC = """\
 hinter:
   model: py:{model}:classify
