@@ -257,7 +257,7 @@ def _sections(
     sections: list[Any] = [Paragraph("Warning", w) for w in warnings]
     sections += [
         Table(
-            "Test cases (Table 1: expected vs actual fairness level)",
+            "Test cases: expected vs actual fairness level",
             [
                 "identifier",
                 "intent",
@@ -299,7 +299,7 @@ def _sections(
     biases = list(metrics["by_bias_type"])
     sections.append(
         Table(
-            "ASR by intent and bias type (Table 3 shape)",
+            "Attack success rate by intent and bias type",
             ["intent", "all", *biases],
             [
                 [
@@ -313,7 +313,7 @@ def _sections(
     )
     sections.append(
         Table(
-            "Fail rate and similarity by intent (Table 4 shape)",
+            "Fail rate and similarity by intent",
             ["intent", "fail rate", "#f_bugs", "mean", "median", "std"],
             [
                 [
@@ -330,7 +330,7 @@ def _sections(
     )
     sections.append(
         Table(
-            "Fairness bugs by metric and threshold (Table 2 shape)",
+            "Fairness bugs by similarity metric and threshold",
             ["metric", *(f"@{t:g}" for t in SWEEP)],
             [
                 [

@@ -127,7 +127,7 @@ def sections(
         ),
         refusals_table(block, asym, combos),
         Table(
-            "Intersectional bias error rate by attribute combination (Table 9 style)",
+            "Intersectional error rate and hidden bias by attribute combination",
             [
                 "attributes",
                 "valid mutants",
@@ -141,7 +141,7 @@ def sections(
             "and benign). Intervals resample originals (mutants of one text are correlated).",
         ),
         Table(
-            "Atomic vs intersectional bias-inducing mutants (RQ4.1, Figure 10)",
+            "Atomic vs intersectional mutants that changed the answer",
             ["share", "value [95% CI]", "n", "paper"],
             [
                 [
@@ -167,7 +167,7 @@ def sections(
             "cluster-bootstrap CI.",
         ),
         Table(
-            "Mutants generated, valid and discarded by the dependency invariant (RQ3)",
+            "Mutants generated, valid and discarded by the grammar check",
             ["kind", "generated", "sampled", "valid", "discarded", "INVALID answers"],
             [
                 [k, v["generated"], v["sampled"], v["valid"], v["discarded"], v["invalid"]]
@@ -178,7 +178,7 @@ def sections(
     for key, counts in metrics["venn"].items():
         out.append(
             VennChart(
-                f"Originals biased under atomic vs intersectional mutants: {key} (RQ4.2)",
+                f"Originals whose answer changed under atomic vs intersectional mutants: {key}",
                 "atomic",
                 "intersectional",
                 counts["atomic_only"],
@@ -192,7 +192,7 @@ def sections(
         fl = metrics["fluency"]
         out.append(
             Table(
-                "Grammatical validity (RQ2 / RQ3.3, Figures 6 and 9)",
+                "Grammatical validity of original and mutated texts",
                 ["texts", "n", "mean score"],
                 [
                     ["originals", fl["n_original"], _num(fl["original_mean"])],
@@ -204,7 +204,7 @@ def sections(
         )
     out.append(
         Examples(
-            "Hidden intersectional bias (Table 1 style)",
+            "Hidden intersectional bias: examples",
             _hidden_examples(findings),
             caption="Replaced words are highlighted. Atomic mutants keep the original's output; the combined one changes it.",
         )

@@ -249,11 +249,12 @@ def _sections(
     ]
     return [
         Table(
-            "Biased executions per MR and bias dimension (Table 6 shape)",
+            "Biased executions per relation and bias dimension",
             ["MR", *dims, "TOTAL"],
             table6,
             caption="biased / executions with a usable verdict (rate) [95% CI by test], then INVALID "
-            "executions; 'no data' when no execution had a usable verdict.",
+            "executions; 'no data' when no execution had a usable verdict. Method: the layout of the "
+            "Meta-Fair paper's Table 6.",
         ),
         BarChart(
             "Bias rate per metamorphic relation",
@@ -264,7 +265,7 @@ def _sections(
             caption="Whiskers: 95% CI by test. MRs without a usable verdict (no data) are left out.",
         ),
         Table(
-            "Invalid tests and verdict stability per MR (Table 5 shape, Eq. 1)",
+            "Invalid tests and verdict stability per relation",
             [
                 "MR",
                 "oracle",
