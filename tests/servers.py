@@ -340,3 +340,26 @@ class CountingProxy:
     def count(self) -> int:
         with self._lock:
             return len(self.bodies)
+
+
+class LocalFake:
+    """Base of the small FAKE HTTP servers the tests start on 127.0.0.1 (a free port, a daemon
+    thread): a subclass gives :meth:`handler`, the request handler class, and its URI from ``port``."""
+
+    def handler(self) -> type:
+        raise NotImplementedError
+
+    def __enter__(self):
+        from http.server import ThreadingHTTPServer
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    @property
+    def port(self) -> int:
+        return self.httpd.server_address[1]

@@ -4,12 +4,11 @@ arrives; a flaky /v1/models never changes a key; retries and timeout are set fro
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from servers import FaultServer
+from servers import FaultServer, LocalFake
 
 from fairprobe.caching import CachedChatModel
 from fairprobe.errors import ModelError
@@ -96,14 +95,14 @@ def test_answered_requests_of_a_failing_batch_are_all_stored(tmp_path):
     assert [r.text for r in again] == [f"echo: prompt {i}" for i in range(8)]
 
 
-class _FlakyModels:
+class _FlakyModels(LocalFake):
     """FAKE server whose ``GET /v1/models`` fails with HTTP 503 ``failures`` times, then lists one id."""
 
     def __init__(self, failures: int):
         self.failures = failures
         self.gets = 0
 
-    def __enter__(self) -> _FlakyModels:
+    def handler(self) -> type:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -124,17 +123,11 @@ class _FlakyModels:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        return Handler
 
     @property
     def uri(self) -> str:
-        return f"openai+http://127.0.0.1:{self.httpd.server_address[1]}/v1#any-name"
+        return f"openai+http://127.0.0.1:{self.port}/v1#any-name"
 
 
 def test_a_flaky_models_endpoint_does_not_change_the_cache_key():

@@ -11,12 +11,11 @@ from __future__ import annotations
 import base64
 import csv
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from servers import FaultServer, free_port
+from servers import FaultServer, LocalFake, free_port
 
 from fairprobe.caching import CachedChatModel, CachedClassifier
 from fairprobe.errors import ModelError
@@ -114,7 +113,7 @@ def test_cannot_reach_names_the_server_without_its_key(cli, tmp_path: Path) -> N
 
 
 # -- 2. cache keys -----------------------------------------------------------------------------
-class _FakeModelsEndpoint:
+class _FakeModelsEndpoint(LocalFake):
     """FAKE OpenAI-compatible server whose ``GET /v1/models`` answers per ``mode``: ``ok`` (lists
     ``served``), ``html`` (HTTP 200 with a web page) or ``404``; chat completions echo the prompt."""
 
@@ -122,7 +121,7 @@ class _FakeModelsEndpoint:
         self.mode = "ok"
         self.posts = 0
 
-    def __enter__(self) -> _FakeModelsEndpoint:
+    def handler(self) -> type:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -151,17 +150,11 @@ class _FakeModelsEndpoint:
                 answer = {"choices": [{"message": {"content": text}, "finish_reason": "stop"}]}
                 self._send(200, json.dumps(answer).encode())
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        return Handler
 
     @property
     def uri(self) -> str:
-        return f"openai+http://127.0.0.1:{self.httpd.server_address[1]}/v1#served"
+        return f"openai+http://127.0.0.1:{self.port}/v1#served"
 
 
 @pytest.mark.parametrize(("mode", "what"), [("html", "HTML page"), ("404", "HTTP 404")])
