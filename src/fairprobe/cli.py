@@ -183,30 +183,18 @@ def init(
     path: Annotated[Path, typer.Argument(help="where to write the spec")] = Path("fairprobe.yaml"),
     force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
 ) -> None:
-    """Write a commented example spec with one block per installed technique."""
+    """Write a commented example spec with one block per installed technique: every option with its
+    default and help (from the technique's block), the first block active."""
+    from fairprobe.cli_docs import spec_template
     from fairprobe.readers import check_output_file
     from fairprobe.registry import techniques
 
     check_output_file(path, "spec path")
     if path.exists() and not force:
         raise UsageError(f"{path} exists; pass --force to overwrite it or give another path")
-    lines = [
-        "# fairprobe spec: run it with `fairprobe run " + str(path) + "`",
-        "version: 1",
-        "seed: 0                      # every random choice derives from this seed",
-        "out: fairprobe-runs          # each block runs into OUT/<block name>",
-        'thresholds: []               # fail conditions for every block, e.g. ["accuracy < 0.8"]',
-        "",
-    ]
-    for index, (name, tech) in enumerate(techniques().items()):
-        lines.append(f"# --- {name}: {tech.summary}")
-        example = tech.example or f"{name}: {{}}\n"
-        # Only the first technique is active; the others are commented out to keep the spec runnable fast.
-        if index > 0:
-            example = "".join(f"# {line}\n" if line.strip() else "\n" for line in example.splitlines())
-        lines.append(example)
+    text = spec_template(str(path), techniques())
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines), encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     out.print(f"wrote {escape(str(path))}")
 
 

@@ -132,21 +132,39 @@ def run_technique(
     overwrite: bool,
     fail_on: list[str] | None,
     describe: Callable[[dict[str, Any]], str | None] | None = None,
+    option_name: Callable[[str], str] | None = None,
 ) -> None:
     """Run one technique block built from command-line options, print the report path, exit 1 on a failed threshold.
 
-    ``describe(metrics)`` may return a line printed before the report path (the run's headline)."""
+    ``describe(metrics)`` may return a line printed before the report path (the run's headline);
+    ``option_name(field)`` names a bad value's option in the one-line error (as the user typed it)."""
     from fairprobe.runner import run_options
 
     thresholds = parse_fail_on(fail_on)
     models = options.get("model")
     if isinstance(models, list) and len(models) > 1:
-        run_models(name, options, models, out, seed=seed, overwrite=overwrite, fail_on=thresholds)
+        run_models(
+            name,
+            options,
+            models,
+            out,
+            seed=seed,
+            overwrite=overwrite,
+            fail_on=thresholds,
+            option_name=option_name,
+        )
         return
     if isinstance(models, list):
         options = {**options, "model": models[0] if models else None}
     outcome = run_options(
-        name, options, out, seed=seed, overwrite=overwrite, fail_on=thresholds, **VERDICT_RULES
+        name,
+        options,
+        out,
+        seed=seed,
+        overwrite=overwrite,
+        fail_on=thresholds,
+        option_name=option_name,
+        **VERDICT_RULES,
     )
     line = describe(outcome.summary["metrics"]) if describe else None
     if line:
@@ -163,6 +181,7 @@ def run_models(
     seed: int,
     overwrite: bool,
     fail_on: list[Any],
+    option_name: Callable[[str], str] | None = None,
 ) -> None:
     """``--model A --model B ...``: every model over the same test cases, each into ``OUT/<model>``,
     then every model compared with the first into ``OUT/compare-<model>`` (as a spec's ``models:``)."""
@@ -180,6 +199,7 @@ def run_models(
             seed=seed,
             overwrite=overwrite,
             fail_on=fail_on,
+            option_name=option_name,
             **VERDICT_RULES,
         )
         for model, folder in zip(models, folders, strict=True)

@@ -24,9 +24,9 @@ class AccuracyBlock(BlockBase):
     data: str = Field(
         description="dataset: a CSV/JSONL/Parquet file, imdb-sample, or hf:NAME[:CONFIG][:SPLIT]"
     )
-    text_col: str | None = None
-    label_col: str | None = None
-    limit: int | None = Field(default=None, ge=1)
+    text_col: str | None = Field(default=None, description="text column (auto-detected when unset)")
+    label_col: str | None = Field(default=None, description="gold label column (auto-detected when unset)")
+    limit: int | None = Field(default=None, ge=1, description="score the first N texts")
 
 
 def _labelled(block: AccuracyBlock, seed: int) -> Any:
@@ -120,15 +120,12 @@ def analyse(block: AccuracyBlock, findings: list[dict[str, Any]], seed: int) -> 
     )
 
 
+# The values `fairprobe init` sets in this block; every other field is written from the block model,
+# commented out, with its default and help.
 EXAMPLE = """\
-accuracy:
-  model: embedded:imdb-sentiment      # any classifier URI (spacy:, hf:, py:, embedded:, ...)
-  data: imdb-sample                   # CSV / JSONL / Parquet file, imdb-sample, or hf:NAME[:CONFIG][:SPLIT]
-  # text_col: text                    # auto-detected when omitted
-  # label_col: label
-  # limit: 100
-  thresholds:
-    - "accuracy < 0.7"                # fail the run when accuracy drops below 0.7
+model: embedded:imdb-sentiment      # any classifier URI (spacy:, hf:, py:, embedded:, ...)
+data: imdb-sample
+thresholds: ["accuracy < 0.7"]
 """
 
 TECHNIQUE = Technique(

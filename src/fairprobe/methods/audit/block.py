@@ -11,7 +11,7 @@ over the preset.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, NonNegativeFloat, model_validator
 
@@ -45,6 +45,11 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 class AuditBlock(BlockBase):
+    """Options of a BAFA audit (shared/seeds/bafa.txt): estimate a fairness gap of a black box."""
+
+    example_metric: ClassVar[str] = "upper > 0.1"
+    """A fail condition shown in ``--fail-on``'s help."""
+
     preset: Literal["default", "paper"] = Field(
         default="default",
         description="default: the measured settings that hold the true gap; paper: bafa.txt Table 7",
@@ -62,12 +67,14 @@ class AuditBlock(BlockBase):
     )
     group_col: str = Field(description="column of the protected attribute")
     label_col: str | None = Field(default=None, description="gold label column (auto-detected when omitted)")
-    text_col: str | None = None
+    text_col: str | None = Field(default=None, description="text column (auto-detected when omitted)")
     groups: list[str] | None = Field(default=None, description="the two group values compared (g=0, g=1)")
     positive_label: str | None = Field(
         default=None, description="label whose score is ranked (>50K for adult)"
     )
-    strategy: Strategy = "bafa"
+    strategy: Strategy = Field(
+        default="bafa", description="query strategy: BAFA, its baselines, or power (an oracle for evaluation)"
+    )
     metric: Literal["auc", "dp", "eo"] = Field(
         default="auc", description="ΔAUC, demographic-parity or TPR gap"
     )
@@ -89,9 +96,11 @@ class AuditBlock(BlockBase):
     lam: float = Field(default=0.01, gt=0.0, description="version-space tolerance λ")
     cerm_steps: int = Field(default=600, ge=1, description="Cooper steps per bound per round")
     dual_lr: float = Field(default=0.1, gt=0.0, description="gradient-ascent rate of the C-ERM multipliers")
-    surrogate: Literal["mlp", "transformer"] = "mlp"
-    features: Literal["minilm", "ngrams", "minilm+ngrams"] = "ngrams"
-    hidden: int = Field(default=64, ge=4)
+    surrogate: Literal["mlp", "transformer"] = Field(default="mlp", description="surrogate network")
+    features: Literal["minilm", "ngrams", "minilm+ngrams"] = Field(
+        default="ngrams", description="surrogate inputs: sentence embeddings, n-grams or both"
+    )
+    hidden: int = Field(default=64, ge=4, description="width of the surrogate network")
     base: Literal["ridge", "knn"] = Field(
         default="ridge", description="base scorer the surrogate corrects: kernel ridge on logits or k-NN"
     )

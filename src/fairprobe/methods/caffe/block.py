@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -47,14 +47,19 @@ class CaffeBlock(BlockBase):
         "generators); unset: swap for a small generator (SmolLM2-135M, the default), else pairs",
     )
     pairs_per_call: int = Field(default=3, ge=1, description="pairs asked of the generator per call")
-    generator_max_tokens: int = Field(default=400, ge=16, description="token budget of one generator answer")
+    generator_max_tokens: int = Field(
+        default=400,
+        ge=16,
+        description="token budget of one generator answer: pairs_per_call short plain-text prompt pairs, "
+        "so smaller than Meta-Fair's JSON tests; a longer budget only lets a small generator ramble",
+    )
     generator_calls: int | None = Field(default=None, ge=1, description="most generator calls per triple")
     metrics: list[str] = Field(
         default_factory=lambda: ["lsa", "lda", "embedding"], description="similarity metrics"
     )
     embedder: str = Field(default="minilm", description="sentence encoder for the embedding metric")
-    lsa_components: int = Field(default=100, ge=1)
-    lda_topics: int = Field(default=30, ge=2)
+    lsa_components: int = Field(default=100, ge=1, description="dimensions of the LSA similarity metric")
+    lda_topics: int = Field(default=30, ge=2, description="topics of the LDA similarity metric")
     reference_corpus: str | None = Field(
         min_length=1,
         default=None,
@@ -69,6 +74,11 @@ class CaffeBlock(BlockBase):
         default=2000, ge=100, description="permutations per bias type for the calibrated test"
     )
     batch_pairs: int = Field(default=16, ge=1, description="pairs per model batch")
+
+    option_names: ClassVar[dict[str, str]] = {"cap": "max_pairs_per_triple"}
+    """``--cap`` also named certify's zonotope generator cap: on the command line each says what it caps."""
+    example_metric: ClassVar[str] = "asr > 0.5"
+    """A fail condition shown in ``--fail-on``'s help."""
 
     @field_validator("case", mode="before")
     @classmethod
@@ -97,6 +107,10 @@ class CaffeBlock(BlockBase):
 
 
 class KbBuildOptions(BaseModel):
-    """Bounds of ``fairprobe caffe kb build``'s options (the rest are files, checked on reading)."""
+    """Options of ``fairprobe caffe kb build`` (the rest are files, checked on reading)."""
+
+    generator: str | None = Field(
+        default=None, description="LLM URI that names the topics (else the rule-based extractor)"
+    )
 
     limit: int | None = Field(default=None, ge=1, description="first N usable CrowS-Pairs rows")

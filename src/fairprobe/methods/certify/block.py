@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
@@ -48,17 +48,34 @@ class CertifyBlock(BlockBase):
     )
     threads: int | None = Field(default=None, ge=1, description="torch threads (default: torch's own)")
 
+    option_names: ClassVar[dict[str, str]] = {"cap": "max_zonotope_generators"}
+    """``--cap`` also named CAFFE's pairs per triple: on the command line each says what it caps."""
+    example_metric: ClassVar[str] = "fairness_score < 0.5"
+    """A fail condition shown in ``--fail-on``'s help."""
+
 
 class TrainOptions(BaseModel):
     """Bounds of ``fairprobe certify train``'s options (checked before the minutes of training);
     unset values keep the recipe's defaults (shared/seeds/certificates.txt App. C.1, Tables 7–8)."""
 
-    blocks: int | None = Field(default=None, ge=1, le=64)
-    epochs: int = Field(default=20, ge=1)
-    batch: int = Field(default=32, ge=1)
-    lr: float = Field(default=3e-3, gt=0, le=10)
-    train_limit: int | None = Field(default=None, ge=1)
-    pretrain_epochs: int | None = Field(default=None, ge=1)
-    semantic_epochs: int | None = Field(default=None, ge=1)
-    semantic_pairs: int | None = Field(default=None, ge=1)
-    threads: int | None = Field(default=None, ge=1)
+    task: Literal["adult-gender", "toxicity"] = Field(description="the task to train on")
+    blocks: int | None = Field(
+        default=None, ge=1, le=64, description="transformer blocks (default 6 adult, 3 toxicity)"
+    )
+    epochs: int = Field(default=20, ge=1, description="classifier epochs (early stopping, patience 10)")
+    batch: int = Field(default=32, ge=1, description="batch size")
+    lr: float = Field(
+        default=3e-3, gt=0, le=10, description="classifier learning rate (the paper's Table 8: 1e-3)"
+    )
+    train_limit: int | None = Field(default=None, ge=1, description="seeded sample of N training sentences")
+    pretrain_epochs: int | None = Field(default=None, ge=1, description="epochs of the sensitive-word phase")
+    semantic_epochs: int | None = Field(default=None, ge=1, description="epochs of the WordNet phase")
+    semantic_pairs: int | None = Field(
+        default=None, ge=1, description="WordNet synonym pairs (default 20000)"
+    )
+    threads: int | None = Field(default=None, ge=1, description="torch threads (default: torch's own)")
+    wordnet: bool = Field(default=True, description="the general semantic (WordNet) pre-training phase")
+    pretrain: bool = Field(default=True, description="embedding pre-training (false: the paper's ablation)")
+    ablation: bool = Field(
+        default=False, description="also train the no-pre-training model into MODEL_OUT/no-pretraining"
+    )

@@ -9,17 +9,11 @@ from fairprobe.methods.certify.pairing import PAIRING
 from fairprobe.methods.certify.pipeline import execute, validate
 from fairprobe.registry import Technique
 
+# The values `fairprobe init` sets in this block; every other field is written from the block model,
+# commented out, with its default and help.
 EXAMPLE = """\
-certify:
-  model: models/adult-gender        # written by `fairprobe certify train --task adult-gender --out ...`
-  # data: adult                     # adult, toxicity, or a JSONL/CSV text,label file (default: held-out split)
-  n: 50                             # sentences (half of each label where possible)
-  k: 50                             # nearest neighbours per sensitive word (Eq. 3)
-  # substitutes: subs.json          # {word: [substitutes]} instead of k-NN
-  # domain: zonotope                # or ibp
-  # ablation_model: auto            # MODEL/no-pretraining when present (train with --ablation)
-  thresholds:
-    - "fairness_score < 0.5"
+model: models/adult-gender          # written by `fairprobe certify train --task adult-gender --model-out ...`
+thresholds: ["fairness_score < 0.5"]
 """
 
 TECHNIQUE = Technique(

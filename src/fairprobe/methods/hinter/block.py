@@ -21,7 +21,7 @@ class HInterBlock(BlockBase):
         default="imdb-sample",
         description="CSV/JSONL/Parquet file, imdb-sample, or hf:NAME[:CONFIG][:SPLIT]",
     )
-    text_col: str | None = None
+    text_col: str | None = Field(default=None, description="text column (auto-detected when unset)")
     label_col: str | None = Field(
         default=None, description="gold labels (optional; multi-label columns as lists)"
     )
@@ -99,6 +99,9 @@ class HInterBlock(BlockBase):
     )
     """Settings that change where and how fast a run goes, never its findings: a run may resume
     under different values."""
+
+    example_metric: ClassVar[str] = "error_rate.intersectional > 0.1"
+    """A fail condition shown in ``--fail-on``'s help."""
 
     @field_validator("attributes")
     @classmethod

@@ -10,23 +10,11 @@ from fairprobe.methods.hinter.pairing import PAIRING
 from fairprobe.methods.hinter.pipeline import execute, validate
 from fairprobe.registry import Technique
 
+# The values `fairprobe init` sets in this block; every other field is written from the block model,
+# commented out, with its default and help.
 EXAMPLE = """\
-hinter:
-  model: embedded:imdb-sentiment      # classifier URI, or a chat URI (asked with the paper's Table 7 prompts)
-  data: imdb-sample                   # CSV / JSONL / Parquet, imdb-sample, or hf:NAME[:CONFIG][:SPLIT]
-  attributes: [race, gender, body]    # from the bias dictionary
-  order: 2                            # 1 = atomic only, 2 = + pairs, 3 = + triples
-  # limit: 50                         # first N texts
-  # max_mutants_per_text: 20          # seeded sample per text and kind
-  # invariant: true                   # dependency invariant (Algorithms 3-4)
-  # score_discarded: false            # count false positives of discarded mutants (RQ3.2)
-  # dictionary: my_pairs.csv          # header attribute,word,replacement
-  # fluency: embedded:smollm2         # grammatical validity of texts (RQ2)
-  # executor: ray                     # shards on a Ray cluster (fairprobe[ray]); default local
-  # ray_address: HEAD:6379            # else RAY_ADDRESS, else a local cluster
-  # batch_originals: 16               # originals per shard (one Parquet file, the resume unit)
-  thresholds:
-    - "error_rate.intersectional > 0.10"
+model: embedded:imdb-sentiment      # a classifier URI, or a chat URI (asked with the paper's Table 7 prompts)
+thresholds: ["error_rate.intersectional > 0.10"]
 """
 
 TECHNIQUE = Technique(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field, field_validator, model_validator
 
 from fairprobe.refusals import max_asymmetric_invalid_field
@@ -37,7 +39,13 @@ class MetaFairBlock(BlockBase):
     generator_retries: int = Field(
         default=2, ge=0, le=10, description="correction rounds for invalid generator output"
     )
-    generator_max_tokens: int = Field(default=1200, ge=16, description="max tokens of one generator answer")
+    generator_max_tokens: int = Field(
+        default=1200,
+        ge=16,
+        description="max tokens of one generator answer: one JSON object holding tests_per_attribute "
+        "tests, each a source and a follow-up prompt, so larger than CAFFE's budget for a few plain "
+        "prompt pairs; a truncated answer is invalid JSON and costs a correction round",
+    )
     dedupe_threshold: float = Field(
         default=0.9, gt=0, le=1, description="word-set Jaccard at which two tests are duplicates"
     )
@@ -52,8 +60,10 @@ class MetaFairBlock(BlockBase):
         default=0.7, ge=0, le=2, description="sampling temperature of the model under test"
     )
     max_tokens: int = Field(default=200, ge=1, description="max answer tokens of the model under test")
-    judge_temperature: float = Field(default=0.0, ge=0, le=2)
-    judge_max_tokens: int = Field(default=300, ge=16)
+    judge_temperature: float = Field(
+        default=0.0, ge=0, le=2, description="sampling temperature of the judge(s)"
+    )
+    judge_max_tokens: int = Field(default=300, ge=16, description="max tokens of one judge answer")
     judge_retries: int = Field(
         default=2, ge=0, le=10, description="correction rounds for malformed judge JSON"
     )
@@ -87,6 +97,9 @@ class MetaFairBlock(BlockBase):
     )
     max_asymmetric_invalid_rate: float = max_asymmetric_invalid_field()
     batch_tests: int = Field(default=16, ge=1, description="tests per resumable batch")
+
+    example_metric: ClassVar[str] = "bias_rate > 0.5"
+    """A fail condition shown in ``--fail-on``'s help."""
 
     @field_validator("judges")
     @classmethod

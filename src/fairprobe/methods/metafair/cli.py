@@ -13,253 +13,133 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from fairprobe.cli_common import (
-    FailOn,
-    MaxAsymmetricInvalid,
-    Models,
-    Overwrite,
-    Seed,
-    cached_chat,
-    check_options,
-    run_technique,
-    split_csv,
-)
+from fairprobe.cli_build import Alias, block_options, cli_fields, technique_command
+from fairprobe.cli_common import cached_chat, split_csv
 from fairprobe.errors import UsageError
 from fairprobe.methods.metafair.block import MetaFairBlock
-from fairprobe.refusals import DEFAULT_MAX_ASYMMETRIC_INVALID_RATE
 
-Model = Models
-Judge = Annotated[
-    str | None, typer.Option("--judge", help="judge URI, or URI,URI,URI (odd number; majority)")
-]
-Mrs = Annotated[str, typer.Option(help="relations: all or MR1,MR3,...")]
-Dims = Annotated[str, typer.Option(help="bias dimensions: all or gender,religion,...")]
-Repeat = Annotated[int, typer.Option(help="executions per test (stability, Eq. 1)")]
-Temp = Annotated[float, typer.Option(help="temperature of the model under test")]
-MaxTok = Annotated[int, typer.Option(help="max answer tokens of the model under test")]
-Swap = Annotated[bool, typer.Option(help="re-judge pairs swapped; disagreement -> INDETERMINABLE")]
-Metal = Annotated[
-    bool, typer.Option("--metal-mr6", help="MR6 with METAL's identity rule instead of the judge")
-]
-Limit = Annotated[int | None, typer.Option(help="run at most N tests")]
-PerMr = Annotated[int | None, typer.Option(help="run at most the first N tests of each MR")]
-JudgeTok = Annotated[int, typer.Option(help="max tokens of a judge answer")]
-JudgeRetries = Annotated[int, typer.Option(help="correction rounds after a malformed judge answer")]
-JudgeConstrained = Annotated[
-    bool, typer.Option(help="constrained decoding of the judge's JSON verdict where the backend supports it")
-]
-JudgeControls = Annotated[
-    int, typer.Option(help="control pairs of known verdict sent to the judge with the run (0: none)")
-]
-JudgeMinAcc = Annotated[
-    float, typer.Option(help="below this share of correctly judged control pairs the run is inconclusive")
-]
-GenTok = Annotated[int, typer.Option(help="max tokens of a generator answer")]
-GenRetries = Annotated[int, typer.Option(help="correction rounds after invalid generator output")]
-PerDim = Annotated[int, typer.Option(help="attributes drawn per dimension")]
-PerAttr = Annotated[int, typer.Option(help="tests generated per attribute")]
+GENERATION = (
+    "generator",
+    "attributes_per_dimension",
+    "tests_per_attribute",
+    "catalogue",
+    "generator_retries",
+    "generator_max_tokens",
+    "dedupe_threshold",
+)
+"""The block's fields that only generation reads: ``metafair run`` (a tests file) leaves them out."""
 
-
-def _run(options: dict, out: Path | None, seed: int, overwrite: bool, fail_on: list[str] | None) -> None:
-    if not options.get("model"):
-        raise UsageError("--model is required: the chat model under test (e.g. embedded:smollm2)")
-    if out is None:
-        raise UsageError("--out is required: the run folder")
-    run_technique("metafair", options, out, seed=seed, overwrite=overwrite, fail_on=fail_on)
+JUDGES = (Alias("--judge", "judges"),)
 
 
 def add_commands(app: typer.Typer) -> None:
     group = typer.Typer(help="Meta-Fair: 14 metamorphic relations, LLM judge and deterministic oracles.")
-
-    @group.callback(invoke_without_command=True)
-    def metafair(
-        ctx: typer.Context,
-        model: Model = None,
-        generator: Annotated[
-            str | None, typer.Option(help="generator chat URI (else --tests or the shipped set)")
-        ] = None,
-        judge: Judge = None,
-        tests: Annotated[
-            str | None, typer.Option(help="tests JSONL (default: the shipped hand-written set)")
-        ] = None,
-        mrs: Mrs = "all",
-        dimensions: Dims = "all",
-        attributes_per_dimension: PerDim = 2,
-        tests_per_attribute: PerAttr = 1,
-        repeat: Repeat = 1,
-        temperature: Temp = 0.7,
-        max_tokens: MaxTok = 200,
-        swap_check: Swap = False,
-        metal_mr6: Metal = False,
-        limit: Limit = None,
-        per_mr: PerMr = None,
-        judge_max_tokens: JudgeTok = 300,
-        judge_retries: JudgeRetries = 2,
-        judge_constrained: JudgeConstrained = True,
-        judge_controls: JudgeControls = 12,
-        judge_min_control_accuracy: JudgeMinAcc = 0.9,
-        generator_max_tokens: GenTok = 1200,
-        generator_retries: GenRetries = 2,
-        max_asymmetric_invalid_rate: MaxAsymmetricInvalid = DEFAULT_MAX_ASYMMETRIC_INVALID_RATE,
-        out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
-        seed: Seed = 0,
-        overwrite: Overwrite = False,
-        fail_on: FailOn = None,
-    ) -> None:
-        """Meta-Fair all in one: generate (or read) tests, execute, judge, report."""
-        if ctx.invoked_subcommand is not None:
-            return
-        options = dict(
-            model=model,
-            generator=generator,
-            judges=split_csv(judge),
-            tests=tests,
-            mrs=split_csv(mrs),
-            dimensions=split_csv(dimensions),
-            attributes_per_dimension=attributes_per_dimension,
-            tests_per_attribute=tests_per_attribute,
-            repeat=repeat,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            swap_check=swap_check,
-            metal_mr6=metal_mr6,
-            limit=limit,
-            per_mr=per_mr,
-            judge_max_tokens=judge_max_tokens,
-            judge_retries=judge_retries,
-            judge_constrained=judge_constrained,
-            judge_controls=judge_controls,
-            judge_min_control_accuracy=judge_min_control_accuracy,
-            generator_max_tokens=generator_max_tokens,
-            generator_retries=generator_retries,
-            max_asymmetric_invalid_rate=max_asymmetric_invalid_rate,
-        )
-        _run(options, out, seed, overwrite, fail_on)
-
-    @group.command("run")
-    def run(
-        model: Model = None,
-        judge: Judge = None,
-        tests: Annotated[
-            str | None, typer.Option(help="tests JSONL (default: the shipped hand-written set)")
-        ] = None,
-        mrs: Mrs = "all",
-        dimensions: Dims = "all",
-        repeat: Repeat = 1,
-        temperature: Temp = 0.7,
-        max_tokens: MaxTok = 200,
-        swap_check: Swap = False,
-        metal_mr6: Metal = False,
-        limit: Limit = None,
-        per_mr: PerMr = None,
-        judge_max_tokens: JudgeTok = 300,
-        judge_retries: JudgeRetries = 2,
-        judge_constrained: JudgeConstrained = True,
-        judge_controls: JudgeControls = 12,
-        judge_min_control_accuracy: JudgeMinAcc = 0.9,
-        max_asymmetric_invalid_rate: MaxAsymmetricInvalid = DEFAULT_MAX_ASYMMETRIC_INVALID_RATE,
-        out: Annotated[Path | None, typer.Option("--out", help="run folder")] = None,
-        seed: Seed = 0,
-        overwrite: Overwrite = False,
-        fail_on: FailOn = None,
-    ) -> None:
-        """Execute and judge a tests file into a run folder."""
-        options = dict(
-            model=model,
-            judges=split_csv(judge),
-            tests=tests,
-            mrs=split_csv(mrs),
-            dimensions=split_csv(dimensions),
-            repeat=repeat,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            swap_check=swap_check,
-            metal_mr6=metal_mr6,
-            limit=limit,
-            per_mr=per_mr,
-            judge_max_tokens=judge_max_tokens,
-            judge_retries=judge_retries,
-            judge_constrained=judge_constrained,
-            judge_controls=judge_controls,
-            judge_min_control_accuracy=judge_min_control_accuracy,
-            max_asymmetric_invalid_rate=max_asymmetric_invalid_rate,
-        )
-        _run(options, out, seed, overwrite, fail_on)
+    technique_command(
+        group,
+        "metafair",
+        MetaFairBlock,
+        callback=True,
+        aliases=JUDGES,
+        doc="Meta-Fair all in one: generate (or read) tests, execute, judge, report.",
+    )
+    technique_command(
+        group,
+        "metafair",
+        MetaFairBlock,
+        name="run",
+        fields=[f for f in cli_fields(MetaFairBlock) if f not in GENERATION],
+        aliases=JUDGES,
+        doc="Execute and judge a tests file into a run folder.",
+    )
 
     @group.command("generate")
+    @block_options(
+        MetaFairBlock,
+        [f for f in GENERATION if f != "generator"] + ["mrs", "dimensions"],
+        aliases=(
+            Alias("--out", "output"),
+            Alias("--retries", "generator_retries"),
+            Alias("--max-tokens", "generator_max_tokens"),
+            Alias("--temperature", "generator_temperature"),
+        ),
+    )
     def generate(
+        values: dict[str, Any],
+        typed: dict[str, str],
         generator: Annotated[str, typer.Option(help="generator chat URI")],
-        out: Annotated[Path, typer.Option("--out", help="tests JSONL to write")] = Path("tests.jsonl"),
-        mrs: Mrs = "all",
-        dimensions: Dims = "all",
-        attributes_per_dimension: PerDim = 2,
-        tests_per_attribute: PerAttr = 1,
-        catalogue: Annotated[str | None, typer.Option(help="attribute catalogue YAML")] = None,
-        retries: GenRetries = 2,
-        max_tokens: GenTok = 1200,
-        temperature: Annotated[float, typer.Option(help="generator temperature")] = 0.7,
-        seed: Seed = 0,
+        output: Annotated[Path, typer.Option("--output", help="tests JSONL to write")] = Path("tests.jsonl"),
+        generator_temperature: Annotated[float, typer.Option(help="generator temperature")] = 0.7,
+        seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
     ) -> None:
-        """Generate metamorphic tests with an LLM into a JSONL file (invalid output goes to OUT.invalid.jsonl)."""
+        """Generate metamorphic tests with an LLM into a JSONL file (invalid output goes to OUTPUT.invalid.jsonl)."""
+        from fairprobe.cli_build import validated
         from fairprobe.lexicons.metafair_catalogue import load_catalogue
         from fairprobe.methods.metafair import generator as gen
         from fairprobe.methods.metafair.relations import select_dimensions, select_relations
         from fairprobe.methods.metafair.schema import write_tests
         from fairprobe.readers import check_output_file
 
-        check_options(
+        temperature = validated(
             MetaFairBlock,
-            dict(
-                mrs=split_csv(mrs),
-                dimensions=split_csv(dimensions),
-                attributes_per_dimension=attributes_per_dimension,
-                tests_per_attribute=tests_per_attribute,
-                generator_retries=retries,
-                generator_max_tokens=max_tokens,
-                temperature=temperature,
-            ),
-            {"generator_retries": "--retries", "generator_max_tokens": "--max-tokens"},
-        )
-        check_output_file(out, "--out")
-        check_output_file(out.with_name(out.stem + ".invalid.jsonl"), "--out (its .invalid.jsonl beside it)")
-        cat = load_catalogue(catalogue)
+            {"temperature": generator_temperature},
+            {"temperature": typed["generator_temperature"]},
+        )["temperature"]
+        output = Path(output)
+        check_output_file(output, typed["output"])
+        bad = output.with_name(output.stem + ".invalid.jsonl")
+        check_output_file(bad, f"{typed['output']} (its .invalid.jsonl beside it)")
+        cat = load_catalogue(values["catalogue"])
         requests = gen.plan(
-            select_relations(split_csv(mrs)),
-            select_dimensions(split_csv(dimensions)),
+            select_relations(values["mrs"]),
+            select_dimensions(values["dimensions"]),
             cat,
-            attributes_per_dimension,
-            tests_per_attribute,
+            values["attributes_per_dimension"],
+            values["tests_per_attribute"],
             seed,
         )
         result = gen.generate(
             requests,
             cached_chat(generator),
             cat,
-            retries=retries,
+            retries=values["generator_retries"],
+            dedupe_threshold=values["dedupe_threshold"],
             seed=seed,
-            max_tokens=max_tokens,
+            max_tokens=values["generator_max_tokens"],
             temperature=temperature,
         )
-        out.parent.mkdir(parents=True, exist_ok=True)
-        write_tests(out, result.tests)
-        bad = out.with_name(out.stem + ".invalid.jsonl")
+        output.parent.mkdir(parents=True, exist_ok=True)
+        write_tests(output, result.tests)
         bad.write_text(
             "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.invalid), encoding="utf-8"
         )
         typer.echo(
-            f"wrote {len(result.tests)} test(s) to {out}; {len(result.invalid)} request(s) left invalid or short "
-            f"(see {bad}); {result.duplicates} near-duplicate(s) removed"
+            f"wrote {len(result.tests)} test(s) to {output}; {len(result.invalid)} request(s) left invalid or "
+            f"short (see {bad}); {result.duplicates} near-duplicate(s) removed"
         )
         if not result.tests:
-            typer.echo("no valid test was generated; try a stronger generator or more --retries", err=True)
+            typer.echo(
+                "no valid test was generated; try a stronger generator or more --generator-retries", err=True
+            )
             raise typer.Exit(1)
 
     @group.command("judge-eval")
+    @block_options(
+        MetaFairBlock,
+        ["judge_temperature", "judge_max_tokens"],
+        aliases=(
+            Alias("--out", "output"),
+            Alias("--repeat", "judgements"),
+            Alias("--temperature", "judge_temperature"),
+            Alias("--max-tokens", "judge_max_tokens"),
+        ),
+    )
     def judge_eval(
+        values: dict[str, Any],
+        typed: dict[str, str],
         judge: Annotated[
             list[str], typer.Option("--judge", help="judge URI or URI,URI,URI majority group (repeatable)")
         ],
@@ -270,10 +150,8 @@ def add_commands(app: typer.Typer) -> None:
                 "without it only the control pairs are scored"
             ),
         ] = None,
-        repeat: Annotated[int, typer.Option(help="judgements per case (stability)")] = 3,
-        temperature: Annotated[float, typer.Option(help="judge temperature")] = 0.0,
-        max_tokens: JudgeTok = 300,
-        out: Annotated[Path | None, typer.Option("--out", help="write the results as JSON")] = None,
+        judgements: Annotated[int, typer.Option(help="judgements per case (stability)")] = 3,
+        output: Annotated[Path | None, typer.Option("--output", help="write the results as JSON")] = None,
     ) -> None:
         """Score judges on control pairs of known verdict (identical answers, planted bias) and, with
         --labels, against human labels: weighted precision, recall, F1, ROC AUC, stability (Table 3)."""
@@ -281,17 +159,16 @@ def add_commands(app: typer.Typer) -> None:
         from rich.markup import escape
         from rich.table import Table
 
+        from fairprobe.cli_build import validated
         from fairprobe.methods.metafair.judge_eval import evaluate_controls, evaluate_group, read_labels
         from fairprobe.oracles.llm_judge import LLMJudge
         from fairprobe.readers import check_output_file
 
+        repeat = validated(MetaFairBlock, {"repeat": judgements}, {"repeat": typed["judgements"]})["repeat"]
+        temperature, max_tokens = values["judge_temperature"], values["judge_max_tokens"]
+        out = Path(output) if output is not None else None
         if out is not None:
-            check_output_file(out, "--out")
-        check_options(
-            MetaFairBlock,
-            {"repeat": repeat, "judge_temperature": temperature, "judge_max_tokens": max_tokens},
-            {"judge_temperature": "--temperature", "judge_max_tokens": "--max-tokens"},
-        )
+            check_output_file(out, typed["output"])
         rows = read_labels(labels) if labels is not None else None
         results = []
         for spec in judge:

@@ -21,25 +21,15 @@ def validate(block: MetaFairBlock) -> None:
         read_tests(block.tests)
 
 
+# The values `fairprobe init` sets in this block; every other field is written from the block model,
+# commented out, with its default and help.
 EXAMPLE = """\
-metafair:
-  model: embedded:smollm2             # chat model under test
-  judges: [embedded:smollm2]          # LLM judge(s) for MR1-MR10; an odd number votes by majority
-  # generator: openai:gpt-4o-mini     # generate tests with an LLM; else `tests` or the shipped set
-  # tests: my_tests.jsonl             # one JSON test per line (see `fairprobe metafair generate`)
-  mrs: [MR11, MR12, MR13, MR14]       # all, or MR ids
-  dimensions: [all]
-  per_mr: 2                           # first N tests of each MR
-  limit: 8                            # first N tests (after per_mr)
-  repeat: 1                           # executions per test (verdict entropy, Eq. 1)
-  # attributes_per_dimension: 2       # generation: attributes drawn per dimension (seeded)
-  # tests_per_attribute: 1
-  # judge_controls: 12                # control pairs of known verdict sent to the judge (never findings)
-  # judge_min_control_accuracy: 0.9   # judge below this on its controls: the run is inconclusive
-  # swap_check: false                 # re-judge pairs swapped (position bias)
-  # metal_mr6: false                  # MR6 with METAL's identity rule
-  thresholds:
-    - "bias_rate > 0.5"
+model: embedded:smollm2
+judges: [embedded:smollm2]
+mrs: [MR11, MR12, MR13, MR14]       # a quick first run: the deterministic relations only
+per_mr: 2
+limit: 8
+thresholds: ["bias_rate > 0.5"]
 """
 
 TECHNIQUE = Technique(
