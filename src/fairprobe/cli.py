@@ -215,14 +215,21 @@ def _add_technique_commands() -> None:
             tech.cli(app)
 
 
+PATH_OPTIONS = ("--out", "--output", "--model-out")
+"""Options that name a folder or file to write."""
+
+
 def _check_out_options(argv: list[str]) -> None:
-    """``--out ''`` would make the current directory the run folder: refused before anything runs."""
+    """``--out ''`` would make the current directory the run folder (``--output ''`` the current
+    folder a file): refused before anything runs."""
     for i, arg in enumerate(argv):
-        value = argv[i + 1] if arg == "--out" and i + 1 < len(argv) else None
-        if arg.startswith("--out="):
-            value = arg.split("=", 1)[1]
+        option, value = arg, None
+        if arg in PATH_OPTIONS and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.split("=", 1)[0] in PATH_OPTIONS and "=" in arg:
+            option, value = arg.split("=", 1)
         if value is not None and not value.strip():
-            raise UsageError("--out is empty; give it a folder (or file) name, e.g. --out runs/hinter")
+            raise UsageError(f"{option} is empty; give it a folder (or file) name, e.g. {option} runs/hinter")
 
 
 def main() -> None:

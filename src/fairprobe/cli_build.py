@@ -253,6 +253,8 @@ class FieldOptions:
             if value is None or value == []:
                 continue
             replacement = self.option(alias.target) if alias.target in self.fields else _dashed(alias.target)
+            if alias.flag is False:
+                replacement = "--no-" + replacement[2:]
             typer.echo(f"fairprobe: {alias.option} is deprecated; use {replacement}", err=True)
             if alias.flag is not None:
                 value = alias.flag
@@ -272,7 +274,8 @@ def _dashed(name: str) -> str:
 
 
 def split_values(values: Iterable[str] | str) -> list[str]:
-    """``["race,gender", "body"]`` -> ``["race", "gender", "body"]``; empty items dropped."""
+    """``["race,gender", "body"]`` -> ``["race", "gender", "body"]``; empty items are dropped, so
+    ``--mrs ''`` is an empty list (refused by the block: "at least 1 item")."""
     if isinstance(values, str):
         values = [values]
     return [part.strip() for value in values for part in str(value).split(",") if part.strip()]

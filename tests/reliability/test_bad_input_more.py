@@ -351,7 +351,8 @@ def test_a_folder_given_as_an_input_file_says_so(cli, work, args, what):
         ),
         (["metafair", "run", "--model", NO_MODEL, "--tests", "", "--out", "runs"], ["--tests", "at least 1"]),
         (["certify", "verify", "--model", "", "--out", "runs"], ["--model", "at least 1 character"]),
-        (["caffe", "generate", "--case", "", "--generator", NO_MODEL], ["case file: give a file path"]),
+        # --case is a list option (repeated or comma list): an empty value is no case at all
+        (["caffe", "generate", "--case", "", "--generator", NO_MODEL], ["needs --case"]),
         (["lexicon", "extract", ""], ["SBIC file: give a file path"]),
         (["caffe", "kb", "build", "--out", ""], ["--out is empty"]),
     ],

@@ -59,7 +59,7 @@ def add_commands(app: typer.Typer) -> None:
     @group.command("generate")
     @block_options(
         MetaFairBlock,
-        [f for f in GENERATION if f != "generator"] + ["mrs", "dimensions"],
+        [*GENERATION, "mrs", "dimensions"],
         aliases=(
             Alias("--out", "output"),
             Alias("--retries", "generator_retries"),
@@ -70,7 +70,6 @@ def add_commands(app: typer.Typer) -> None:
     def generate(
         values: dict[str, Any],
         typed: dict[str, str],
-        generator: Annotated[str, typer.Option(help="generator chat URI")],
         output: Annotated[Path, typer.Option("--output", help="tests JSONL to write")] = Path("tests.jsonl"),
         generator_temperature: Annotated[float, typer.Option(help="generator temperature")] = 0.7,
         seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
@@ -83,6 +82,9 @@ def add_commands(app: typer.Typer) -> None:
         from fairprobe.methods.metafair.schema import write_tests
         from fairprobe.readers import check_output_file
 
+        generator = values["generator"]
+        if generator is None:
+            raise UsageError("fairprobe metafair generate needs --generator: the generator chat URI")
         temperature = validated(
             MetaFairBlock,
             {"temperature": generator_temperature},
