@@ -33,18 +33,19 @@ if TYPE_CHECKING:
 RUN_OPTIONS = ("out", "seed", "overwrite", "fail_on", "allow_empty", "max_invalid_rate")
 """Keyword arguments every technique function takes besides its block's fields."""
 
-_VERDICT_FIELDS = frozenset({"name", "seed", "thresholds", "allow_empty", "max_invalid_rate"})
-"""Fields every block inherits from ``BlockBase``; in Python they are the run options above
-(``out`` names the folder, ``fail_on`` holds the thresholds)."""
-
 
 def _run(outcome: Any) -> Run:
     return Run(Path(outcome.run_dir), outcome.summary)
 
 
 def block_fields(technique: Technique) -> dict[str, Any]:
-    """The technique's own block fields (pydantic ``FieldInfo`` by name), in declaration order."""
-    return {n: f for n, f in technique.block.model_fields.items() if n not in _VERDICT_FIELDS}
+    """The technique's own block fields (pydantic ``FieldInfo`` by name), in declaration order: the
+    same fields as its command-line options (:func:`fairprobe.cli_build.own_fields`); the inherited
+    verdict fields are the run options above (``out`` names the folder, ``fail_on`` holds the
+    thresholds)."""
+    from fairprobe.cli_build import own_fields
+
+    return own_fields(technique.block)
 
 
 def run_technique(

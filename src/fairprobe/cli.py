@@ -164,7 +164,13 @@ def compare(
     out_dir: Annotated[Path, typer.Option("--out", help="folder for the comparison's reports")] = Path(
         "fairprobe-compare"
     ),
-    fail_on: FailOn = None,
+    fail_on: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-on",
+            help="fail condition on a change, e.g. 'delta.error_rate.intersectional > 0.01' (repeatable)",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="seed of the bootstrap intervals")] = 0,
 ) -> None:
     """Did NEW become more biased than BASE? Pairs the two runs' test cases and tests each slice.
