@@ -317,13 +317,6 @@ def block_options(
     return decorate
 
 
-def default_of(params: list[inspect.Parameter], name: str) -> Any:
-    for p in params:
-        if p.name == name:
-            return p.default
-    return None
-
-
 def validated(model: type[BaseModel], values: dict[str, Any], typed: dict[str, str]) -> dict[str, Any]:
     """``values`` checked and converted by the fields of ``model`` (its bounds, types, choices), unset
     ones filled with the field's default: for stage commands that use values outside a run. A bad

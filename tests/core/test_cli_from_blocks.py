@@ -274,3 +274,15 @@ def test_no_technique_cli_module_restates_a_block_field(name):
         assert param not in fields, f"methods/{name}/cli.py declares an option for block field {param!r}"
         flags = {n for decl in names for n in decl.split("/")}
         assert not flags & options, f"methods/{name}/cli.py restates {flags & options}"
+
+
+def test_each_init_example_is_a_runnable_block_of_its_technique(tmp_path):
+    """``Technique.example`` holds only the values a block needs to run; it parses on its own, and the
+    whole ``init`` spec (first block active) parses too."""
+    from fairprobe.spec import parse_spec
+
+    for name, tech in techniques().items():
+        (block,) = parse_spec(tech.example, f"{name} example", {name: tech.block})
+        assert block.name == name
+    blocks = parse_spec(spec_template("s.yaml", techniques()), "s.yaml")
+    assert [b.name for b in blocks] == [next(iter(techniques()))]

@@ -120,12 +120,13 @@ def analyse(block: AccuracyBlock, findings: list[dict[str, Any]], seed: int) -> 
     )
 
 
-# The values `fairprobe init` sets in this block; every other field is written from the block model,
-# commented out, with its default and help.
+# A runnable block: the values `fairprobe init` sets; every other field is written from the block
+# model, commented out, with its default and help.
 EXAMPLE = """\
-model: embedded:imdb-sentiment      # any classifier URI (spacy:, hf:, py:, embedded:, ...)
-data: imdb-sample
-thresholds: ["accuracy < 0.7"]
+accuracy:
+  model: embedded:imdb-sentiment      # any classifier URI (spacy:, hf:, py:, embedded:, ...)
+  data: imdb-sample
+  thresholds: ["accuracy < 0.7"]
 """
 
 TECHNIQUE = Technique(

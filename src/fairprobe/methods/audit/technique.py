@@ -9,15 +9,16 @@ from fairprobe.methods.audit.pairing import PAIRING
 from fairprobe.methods.audit.pipeline import execute, validate
 from fairprobe.registry import Technique
 
-# The values `fairprobe init` sets in this block; every other field is written from the block model,
-# commented out, with its default and help.
+# A runnable block: the values `fairprobe init` sets; every other field is written from the block
+# model, commented out, with its default and help.
 EXAMPLE = """\
-model: py:fairprobe.methods.audit.casestudy:adult_case_a
-data: adult
-group_col: sex
-positive_label: ">50K"
-seeds: 3
-thresholds: ["upper > 0.10"]         # fail when any seed's interval reaches above 0.10
+audit:
+  model: py:fairprobe.methods.audit.casestudy:adult_case_a
+  data: adult
+  group_col: sex
+  positive_label: ">50K"
+  seeds: 3
+  thresholds: ["upper > 0.10"]         # fail when any seed's interval reaches above 0.10
 """
 
 TECHNIQUE = Technique(

@@ -9,12 +9,13 @@ from fairprobe.methods.caffe.execution import case_models, execute, validate
 from fairprobe.methods.caffe.pairing import PAIRING
 from fairprobe.registry import Technique
 
-# The values `fairprobe init` sets in this block; every other field is written from the block model,
-# commented out, with its default and help.
+# A runnable block: the values `fairprobe init` sets; every other field is written from the block
+# model, commented out, with its default and help.
 EXAMPLE = """\
-case: examples/caffe/question.yaml
-triples: 4                          # a quick first run: a seeded sample of 4 knowledge-base triples
-thresholds: ["asr > 0.5"]
+caffe:
+  case: examples/caffe/question.yaml
+  triples: 4                          # a quick first run: a seeded sample of 4 knowledge-base triples
+  thresholds: ["asr > 0.5"]
 """
 
 TECHNIQUE = Technique(

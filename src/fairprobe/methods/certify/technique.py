@@ -9,11 +9,12 @@ from fairprobe.methods.certify.pairing import PAIRING
 from fairprobe.methods.certify.pipeline import execute, validate
 from fairprobe.registry import Technique
 
-# The values `fairprobe init` sets in this block; every other field is written from the block model,
-# commented out, with its default and help.
+# A runnable block: the values `fairprobe init` sets; every other field is written from the block
+# model, commented out, with its default and help.
 EXAMPLE = """\
-model: models/adult-gender          # written by `fairprobe certify train --task adult-gender --model-out ...`
-thresholds: ["fairness_score < 0.5"]
+certify:
+  model: models/adult-gender          # written by `fairprobe certify train --task adult-gender --model-out ...`
+  thresholds: ["fairness_score < 0.5"]
 """
 
 TECHNIQUE = Technique(

@@ -10,11 +10,12 @@ from fairprobe.methods.hinter.pairing import PAIRING
 from fairprobe.methods.hinter.pipeline import execute, validate
 from fairprobe.registry import Technique
 
-# The values `fairprobe init` sets in this block; every other field is written from the block model,
-# commented out, with its default and help.
+# A runnable block: the values `fairprobe init` sets; every other field is written from the block
+# model, commented out, with its default and help.
 EXAMPLE = """\
-model: embedded:imdb-sentiment      # a classifier URI, or a chat URI (asked with the paper's Table 7 prompts)
-thresholds: ["error_rate.intersectional > 0.10"]
+hinter:
+  model: embedded:imdb-sentiment      # a classifier URI, or a chat URI (asked with the paper's Table 7 prompts)
+  thresholds: ["error_rate.intersectional > 0.10"]
 """
 
 TECHNIQUE = Technique(

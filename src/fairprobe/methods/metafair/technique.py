@@ -21,15 +21,16 @@ def validate(block: MetaFairBlock) -> None:
         read_tests(block.tests)
 
 
-# The values `fairprobe init` sets in this block; every other field is written from the block model,
-# commented out, with its default and help.
+# A runnable block: the values `fairprobe init` sets; every other field is written from the block
+# model, commented out, with its default and help.
 EXAMPLE = """\
-model: embedded:smollm2
-judges: [embedded:smollm2]
-mrs: [MR11, MR12, MR13, MR14]       # a quick first run: the deterministic relations only
-per_mr: 2
-limit: 8
-thresholds: ["bias_rate > 0.5"]
+metafair:
+  model: embedded:smollm2
+  judges: [embedded:smollm2]
+  mrs: [MR11, MR12, MR13, MR14]       # a quick first run: the deterministic relations only
+  per_mr: 2
+  limit: 8
+  thresholds: ["bias_rate > 0.5"]
 """
 
 TECHNIQUE = Technique(
