@@ -5,8 +5,13 @@ Metrics (``summary.json`` → ``metrics``), over the main model's certificates:
 - ``cases`` (also ``tested``) — sentences attempted; ``invalid`` — those the verifier could not
   decide (an error such as running out of memory; 0 if none); ``invalid_rate`` — ``invalid / cases``,
   ``None`` when nothing was attempted (issue 16: a rate over zero cases is "no data").
-- ``fairness_score`` — Eq. 4: certified sentences / decided sentences (``fairness_score_ci``: 95%
-  bootstrap); ``None`` (and its interval ``None``) when no sentence was decided.
+- ``fairness_score`` — Eq. 4: certified sentences / decided sentences; ``fairness_score_ci`` is the
+  exact 95% binomial (Clopper–Pearson) interval, so 0 of 20 reads ``[0, 0.168]``, never ``[0, 0]``;
+  ``None`` (and its interval ``None``) when no sentence was decided.
+- ``certified_share`` (= ``fairness_score``), ``certified_share_ci_low``, ``certified_share_ci_high``,
+  ``certified_share_n`` — the same figure as plain numbers, the names a fail condition or a default
+  gate reads (``--fail-on "certified_share_ci_high<0.5"``: fail only when the share is confidently
+  below one half).
 - ``accuracy`` — the model's accuracy on the evaluation data (held-out split by default).
 - ``threshold`` — the run's reference threshold: the largest t(w) over the sensitive words met
   (each sentence's own t is in its certificate).
@@ -23,7 +28,7 @@ from typing import Any
 
 from fairprobe.methods.certify.block import CertifyBlock
 from fairprobe.report.sections import Analysis, Group, Paragraph, RadarChart, Table
-from fairprobe.stats import invalid_fields, rate_with_ci
+from fairprobe.stats import clopper_pearson_interval, invalid_fields
 
 
 def _valid(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -35,11 +40,34 @@ def _median(values: list[float]) -> float | None:
     return median(values) if values else None
 
 
+def certified_share(flags: list[bool]) -> dict[str, Any]:
+    """F (Eq. 4) with its exact binomial interval: ``certified_share``, ``certified_share_ci_low``,
+    ``certified_share_ci_high``, ``certified_share_n`` and ``fairness_score_ci`` ([low, high]);
+    every value ``None`` when no sentence was decided (no data, never a score of 0)."""
+    n, k = len(flags), sum(flags)
+    if n == 0:
+        return {
+            "certified_share": None,
+            "certified_share_ci_low": None,
+            "certified_share_ci_high": None,
+            "certified_share_n": 0,
+            "fairness_score_ci": None,
+        }
+    lo, hi = clopper_pearson_interval(k, n)
+    return {
+        "certified_share": k / n,
+        "certified_share_ci_low": round(lo, 6),
+        "certified_share_ci_high": round(hi, 6),
+        "certified_share_n": n,
+        "fairness_score_ci": [round(lo, 6), round(hi, 6)],
+    }
+
+
 def _variant_metrics(findings: list[dict[str, Any]], seed: int) -> dict[str, Any]:
     valid = _valid(findings)
     cases, invalid = len(findings), len(findings) - len(valid)
     eps = [f["eps_star"] for f in valid]
-    score, ci = rate_with_ci([bool(f["certified"]) for f in valid], seed=seed)
+    share = certified_share([bool(f["certified"]) for f in valid])
     words: dict[str, float] = {}
     for f in valid:
         words.update({w: t for w, t in f.get("word_thresholds", {}).items() if t is not None})
@@ -47,8 +75,9 @@ def _variant_metrics(findings: list[dict[str, Any]], seed: int) -> dict[str, Any
     out: dict[str, Any] = {
         "cases": cases,
         **invalid_fields(invalid, cases),
-        "fairness_score": score,
-        "fairness_score_ci": ci,
+        "fairness_score": share["certified_share"],
+        "fairness_score_ci": share["fairness_score_ci"],
+        **{k: v for k, v in share.items() if k != "fairness_score_ci"},
         "accuracy": next(
             (f["model_accuracy"] for f in findings if f.get("model_accuracy") is not None), None
         ),
