@@ -34,6 +34,11 @@ class CertifyBlock(BlockBase):
         default="zonotope", description="verifier that issues the certificates (IBP is the baseline)"
     )
     baseline: bool = Field(default=True, description="also search ε* with the IBP verifier for comparison")
+    attack: bool = Field(
+        default=True,
+        description="also attack each sentence (gradient and sampling inside the box, and every real "
+        "substitution) for the smallest radius that flips its prediction: an upper bound beside ε*",
+    )
     cap: int = Field(default=4096, ge=16, description="zonotope generator cap (reduction beyond it)")
     steps: int = Field(default=10, ge=1, le=40, description="bisection rounds of the ε* search")
     eps0: float = Field(default=1e-3, gt=0, description="first ε tried by the search")

@@ -135,6 +135,9 @@ def add_commands(app: typer.Typer) -> None:
         substitutes: Annotated[str | None, typer.Option(help="user substitute list (JSON or CSV)")] = None,
         domain: Annotated[str, typer.Option(help="zonotope or ibp")] = "zonotope",
         no_baseline: Annotated[bool, typer.Option("--no-baseline", help="skip the IBP baseline")] = False,
+        no_attack: Annotated[
+            bool, typer.Option("--no-attack", help="skip the attack radius (the upper bound beside ε*)")
+        ] = False,
         cap: Annotated[int, typer.Option(help="zonotope generator cap")] = 4096,
         steps: Annotated[int, typer.Option(help="bisection rounds")] = 10,
         max_tokens: Annotated[int, typer.Option(help="longest sentence drawn")] = 64,
@@ -155,6 +158,7 @@ def add_commands(app: typer.Typer) -> None:
             substitutes=substitutes,
             domain=domain,
             baseline=not no_baseline,
+            attack=not no_attack,
             cap=cap,
             steps=steps,
             max_tokens=max_tokens,

@@ -47,6 +47,24 @@ def eval_accuracy(loaded: LoadedModel, examples: list[Example], limit: int | Non
     return accuracy(loaded.module, rows, index, loaded.cfg.max_len)
 
 
+def sentence_line(variant: str, record: dict[str, Any]) -> str:
+    """One line per finished sentence, so a long verification shows what it has proven so far:
+    ``main 1234: ε* 3.10e-05 < t 4.30e-03, not certified; attack flips it at 2.1e-02 (gap ×677)``."""
+    sid = record.get("sentence_id", record["id"])
+    if record.get("invalid"):
+        return f"{variant} {sid}: invalid ({record.get('error', '')})"
+    eps, t, ok = record["eps_star"], record["threshold"], record["certified"]
+    t_text = "∞" if t is None else f"{t:.2e}"
+    line = f"{variant} {sid}: ε* {eps:.2e} {'≥' if ok else '<'} t {t_text}, {'' if ok else 'not '}certified"
+    if record.get("attack_radius") is not None:
+        line += f"; attack flips it at {record['attack_radius']:.2e}"
+        if record.get("verifier_gap") is not None:
+            line += f" (gap ×{record['verifier_gap']:.3g})"
+    elif "attack_radius" in record:
+        line += "; no attack found a flip"
+    return line + f" ({record['seconds']} s)"
+
+
 def _check_model(ctx: RunContext, variant: str, loaded: LoadedModel) -> None:
     """A run certifies one model version: a retrained model in the same folder needs --overwrite."""
     key = f"model_hash:{variant}"
@@ -110,7 +128,9 @@ def execute(block: CertifyBlock, ctx: RunContext) -> None:
 
     if block.threads:
         torch.set_num_threads(block.threads)
-    settings = VerifierSettings(block.domain, block.cap, block.steps, block.eps0, block.baseline)
+    settings = VerifierSettings(
+        block.domain, block.cap, block.steps, block.eps0, block.baseline, block.attack
+    )
     user = load_substitute_file(block.substitutes) if block.substitutes else None
     main = load_model(Path(block.model))
     examples = load_eval_data(block.data, main.cfg.task)
@@ -151,4 +171,5 @@ def execute(block: CertifyBlock, ctx: RunContext) -> None:
                     not_certified=not record["certified"],
                 )
                 ctx.add_findings([record])
+                ctx.log(sentence_line(variant, record))
                 bar.advance(1)

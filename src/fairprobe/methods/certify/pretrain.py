@@ -34,6 +34,7 @@ contrastive-loss example (:func:`contrastive_loss`).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fairprobe.methods.certify import lexicon
@@ -152,9 +153,14 @@ def train_pairs(
     epochs: int,
     cfg: PretrainConfig,
     seed: int,
+    log: Callable[[str], None] | None = None,
+    phase: str = "pre-training",
 ) -> list[float]:  # type: ignore[no-untyped-def]
-    """Optimise rows of ``table`` (an ``nn.Embedding``) on ``pairs``; returns the loss per epoch."""
+    """Optimise rows of ``table`` (an ``nn.Embedding``) on ``pairs``; returns the loss per epoch
+    (and reports each epoch's loss and an ETA through ``log``, :class:`.epochs.EpochLog`)."""
     import torch
+
+    from fairprobe.methods.certify.epochs import EpochLog
 
     pairs = [p for p in pairs if p[0] in index and p[1] in index and p[0] != p[1]]
     if not pairs or epochs <= 0:
@@ -166,7 +172,8 @@ def train_pairs(
     opt = torch.optim.Adam(table.parameters(), lr=cfg.lr, eps=cfg.adam_eps)
     gen = torch.Generator().manual_seed(seed)
     losses = []
-    for _ in range(epochs):
+    report = EpochLog(f"{phase} ({len(pairs)} pairs)", epochs, log)
+    for epoch in range(epochs):
         order = torch.randperm(len(pairs), generator=gen)
         total = 0.0
         for start in range(0, len(pairs), cfg.batch):
@@ -177,6 +184,7 @@ def train_pairs(
             opt.step()
             total += float(loss.detach()) * len(idx)
         losses.append(total / len(pairs))
+        report.epoch(epoch + 1, f"loss {losses[-1]:.4g}")
     return losses
 
 
@@ -194,7 +202,13 @@ def pretraining_words(
 
 
 def pretrain_embeddings(
-    table, index: dict[str, int], phase1: list[Pair], phase2: list[Pair], cfg: PretrainConfig, seed: int
+    table,
+    index: dict[str, int],
+    phase1: list[Pair],
+    phase2: list[Pair],
+    cfg: PretrainConfig,
+    seed: int,
+    log: Callable[[str], None] | None = None,
 ) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
     """Run both phases on ``table`` in place; returns the loss curves."""
     import torch
@@ -203,8 +217,28 @@ def pretrain_embeddings(
     with torch.no_grad():
         table.weight.uniform_(-0.05, 0.05)
     return {
-        "sensitive": train_pairs(table, index, phase1, cfg.alpha, cfg.margin, cfg.epochs, cfg, seed),
+        "sensitive": train_pairs(
+            table,
+            index,
+            phase1,
+            cfg.alpha,
+            cfg.margin,
+            cfg.epochs,
+            cfg,
+            seed,
+            log,
+            "pre-training (sensitive words)",
+        ),
         "semantic": train_pairs(
-            table, index, phase2, cfg.gs_alpha, cfg.gs_margin, cfg.gs_epochs, cfg, seed + 1
+            table,
+            index,
+            phase2,
+            cfg.gs_alpha,
+            cfg.gs_margin,
+            cfg.gs_epochs,
+            cfg,
+            seed + 1,
+            log,
+            "pre-training (WordNet)",
         ),
     }
