@@ -28,6 +28,8 @@ FAST = [
     "3",
     "--semantic-pairs",
     "800",
+    "--pretrain-final-epochs",
+    "2",
     "--threads",
     "1",
 ]

@@ -153,3 +153,27 @@ def test_every_certificate_has_an_attack_radius_above_its_proven_radius(run):
     assert m["fairness_score"] <= a["certifiable_share_upper"]  # a sound verifier never beats the attack
     html = (out / "report.html").read_text()
     assert "How loose is the verifier?" in html and "attack radius" in html
+
+
+def test_sentences_can_come_from_the_training_split_as_in_the_paper(tiny_model, tmp_path, cli):
+    r = cli(
+        "certify",
+        "verify",
+        "--model",
+        str(tiny_model),
+        "--sentences-from",
+        "train",
+        "--n",
+        "2",
+        "--steps",
+        "2",
+        "--no-baseline",
+        "--no-attack",
+        "--out",
+        str(tmp_path / "run"),
+    )
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    rows = [json.loads(line) for line in (tmp_path / "run" / "findings.jsonl").read_text().splitlines()]
+    rows = [x for x in rows if x["variant"] == "main"]
+    assert len(rows) == 2 and all(x["sentence_id"].startswith("adult-train-") for x in rows)
+    assert all(x["eval_data"] == "adult-gender training split" and "attack_radius" not in x for x in rows)

@@ -27,3 +27,11 @@ def test_epoch_log_throttles_to_the_interval():
     for i in range(1, 1001):
         log.epoch(i, f"loss {1 / i:.3g}")
     assert len(seen) == 2 and "epoch 1/1000" in seen[0] and seen[1].endswith("done")
+
+
+def test_final_low_step_epochs_are_recorded_with_the_model(tiny_model):
+    import json
+
+    meta = json.loads((tiny_model / "meta.json").read_text())
+    assert meta["pretrain_config"]["final_epochs"] == 2 and meta["pretrain_config"]["final_lr"] == 1e-4
+    assert meta["pretrain_final_loss"]["final"] is not None

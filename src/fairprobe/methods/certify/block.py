@@ -19,6 +19,12 @@ class CertifyBlock(BlockBase):
         description="sentences to certify: adult, toxicity, or a JSONL/CSV file with text,label; "
         "default: the held-out test split of the model's task",
     )
+    sentences_from: Literal["test", "train"] = Field(
+        default="test",
+        description="without --data, draw the sentences from the task's held-out test split (Eq. 4's "
+        "unseen sentences) or from its training split, as the paper's experiments do (§4.2); "
+        "accuracy is always measured on the test split",
+    )
     n: int = Field(default=50, ge=1, description="sentences to certify (half of each label where possible)")
     k: int = Field(
         default=50, ge=1, description="nearest neighbours that make a sensitive word's substitute set"
@@ -65,5 +71,12 @@ class TrainOptions(BaseModel):
     train_limit: int | None = Field(default=None, ge=1)
     pretrain_epochs: int | None = Field(default=None, ge=1)
     semantic_epochs: int | None = Field(default=None, ge=1)
+    pretrain_final_epochs: int | None = Field(
+        default=None,
+        ge=0,
+        description="epochs of the sensitive-word phase run again at --pretrain-final-lr after both "
+        "phases (0: none; the paper does not say how its pre-training ends)",
+    )
+    pretrain_final_lr: float | None = Field(default=None, gt=0, le=1, description="their step size (1e-4)")
     semantic_pairs: int | None = Field(default=None, ge=1)
     threads: int | None = Field(default=None, ge=1)

@@ -33,6 +33,12 @@ def add_commands(app: typer.Typer) -> None:
             int | None, typer.Option(help="epochs of the sensitive-word phase")
         ] = None,
         semantic_epochs: Annotated[int | None, typer.Option(help="epochs of the WordNet phase")] = None,
+        pretrain_final_epochs: Annotated[
+            int | None, typer.Option(help="sensitive-phase epochs at a small step size after both phases")
+        ] = None,
+        pretrain_final_lr: Annotated[
+            float | None, typer.Option(help="their step size (default 1e-4)")
+        ] = None,
         semantic_pairs: Annotated[
             int | None, typer.Option(help="WordNet synonym pairs (default 20000)")
         ] = None,
@@ -73,6 +79,8 @@ def add_commands(app: typer.Typer) -> None:
                 pretrain_epochs=pretrain_epochs,
                 semantic_epochs=semantic_epochs,
                 semantic_pairs=semantic_pairs,
+                pretrain_final_epochs=pretrain_final_epochs,
+                pretrain_final_lr=pretrain_final_lr,
                 threads=threads,
             ),
         )
@@ -89,6 +97,8 @@ def add_commands(app: typer.Typer) -> None:
             "gs_epochs": semantic_epochs,
             "gs_pairs": semantic_pairs,
             "wordnet": not no_wordnet,
+            "final_epochs": pretrain_final_epochs,
+            "final_lr": pretrain_final_lr,
         }
         cfg = TrainConfig(
             task=task,
@@ -130,6 +140,9 @@ def add_commands(app: typer.Typer) -> None:
             str | None,
             typer.Option(help="adult, toxicity or a JSONL/CSV text,label file (default: held-out split)"),
         ] = None,
+        sentences_from: Annotated[
+            str, typer.Option(help="without --data: test (held-out, default) or train (the paper's §4.2)")
+        ] = "test",
         n: Annotated[int, typer.Option(help="sentences to certify")] = 50,
         k: Annotated[int, typer.Option(help="nearest neighbours per sensitive word")] = 50,
         substitutes: Annotated[str | None, typer.Option(help="user substitute list (JSON or CSV)")] = None,
@@ -153,6 +166,7 @@ def add_commands(app: typer.Typer) -> None:
         options = dict(
             model=model,
             data=data,
+            sentences_from=sentences_from,
             n=n,
             k=k,
             substitutes=substitutes,

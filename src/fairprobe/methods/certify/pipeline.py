@@ -22,7 +22,7 @@ from fairprobe.methods.certify.certificate import (
     load_substitute_file,
     token_ids,
 )
-from fairprobe.methods.certify.data import Example, load_eval_data
+from fairprobe.methods.certify.data import Example, load_eval_data, load_task
 from fairprobe.methods.certify.model import LoadedModel, load_model
 from fairprobe.methods.certify.train import accuracy
 from fairprobe.runner import RunContext
@@ -139,7 +139,10 @@ def execute(block: CertifyBlock, ctx: RunContext) -> None:
     if extra is not None:
         models.append((ABLATION_DIR, load_model(extra)))
     subs_main = Substitutes(main, block.k, user)
-    short = [e for e in examples if len(token_ids(main, e.text)) <= block.max_tokens]
+    pool = examples
+    if block.data is None and block.sentences_from == "train":
+        pool = load_task(main.cfg.task, "train")  # the paper's §4.2 selection
+    short = [e for e in pool if len(token_ids(main, e.text)) <= block.max_tokens]
     sentences = choose_sentences(short, subs_main, block.n, ctx.seed)
     done = ctx.done_ids()
     for variant, loaded in models:
@@ -167,7 +170,8 @@ def execute(block: CertifyBlock, ctx: RunContext) -> None:
                     variant=variant,
                     model_dir=str(loaded.directory),
                     model_accuracy=acc,
-                    eval_data=block.data or f"{loaded.cfg.task} held-out test split",
+                    eval_data=block.data
+                    or f"{loaded.cfg.task} {'training' if block.sentences_from == 'train' else 'held-out test'} split",
                     not_certified=not record["certified"],
                 )
                 ctx.add_findings([record])
