@@ -68,6 +68,10 @@ def main() -> None:
         help="pre-training only: t and the rank of 'male' near 'female', with and without final low-step epochs",
     )
     ap.add_argument("--table1", action="store_true", help="the paper's three Table 1 settings")
+    ap.add_argument(
+        "--test-limit", type=int, help="--table1: accuracy on a seeded sample of N test sentences"
+    )
+    ap.add_argument("--settings", nargs="*", choices=list(PAPER), help="--table1: only these settings")
     ap.add_argument("--models-dir", type=Path, help="--table1: reuse/keep models in this folder")
     ap.add_argument("--final-epochs", type=int, default=10, help="--table1: low-step pre-training epochs")
     args = ap.parse_args()
@@ -162,7 +166,7 @@ def table1(args: argparse.Namespace) -> None:
     root = args.models_dir or Path(tempfile.mkdtemp(prefix="fairprobe-table1-"))
     print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores shared)", flush=True)
     rows = []
-    for key in PAPER:
+    for key in args.settings or list(PAPER):
         task, blocks = key.split("/")
         model_dir = root / f"{task}-{blocks}"
         if not (model_dir / "model.pt").is_file():
@@ -173,6 +177,7 @@ def table1(args: argparse.Namespace) -> None:
                 epochs=args.epochs,
                 train_limit=args.train_limit,
                 pretrain_options={"final_epochs": args.final_epochs},
+                test_limit=args.test_limit,
             )
             train_task(model_dir, cfg, log=lambda m: print("   ", m, flush=True))
             print(f"{key}: trained in {time.perf_counter() - start:.0f}s (load {os.getloadavg()[0]:.1f})")

@@ -77,6 +77,15 @@ class TrainOptions(BaseModel):
         description="epochs of the sensitive-word phase run again at --pretrain-final-lr after both "
         "phases (0: none; the paper does not say how its pre-training ends)",
     )
+    augment_factor: int = Field(
+        default=0,
+        ge=0,
+        le=20,
+        description="synonym-augmented variants per positive training sentence (0: none)",
+    )
+    augment_prob: float = Field(
+        default=0.8, ge=0, le=1, description="per-token synonym replacement probability"
+    )
     pretrain_final_lr: float | None = Field(default=None, gt=0, le=1, description="their step size (1e-4)")
     semantic_pairs: int | None = Field(default=None, ge=1)
     threads: int | None = Field(default=None, ge=1)

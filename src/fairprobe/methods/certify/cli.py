@@ -39,6 +39,10 @@ def add_commands(app: typer.Typer) -> None:
         pretrain_final_lr: Annotated[
             float | None, typer.Option(help="their step size (default 1e-4)")
         ] = None,
+        augment_factor: Annotated[
+            int, typer.Option(help="synonym-augmented variants per positive sentence (WordNet; 0: none)")
+        ] = 0,
+        augment_prob: Annotated[float, typer.Option(help="per-token replacement probability")] = 0.8,
         semantic_pairs: Annotated[
             int | None, typer.Option(help="WordNet synonym pairs (default 20000)")
         ] = None,
@@ -81,6 +85,8 @@ def add_commands(app: typer.Typer) -> None:
                 semantic_pairs=semantic_pairs,
                 pretrain_final_epochs=pretrain_final_epochs,
                 pretrain_final_lr=pretrain_final_lr,
+                augment_factor=augment_factor,
+                augment_prob=augment_prob,
                 threads=threads,
             ),
         )
@@ -110,6 +116,8 @@ def add_commands(app: typer.Typer) -> None:
             pretrain=not no_pretrain,
             seed=seed,
             pretrain_options=options,
+            augment_factor=augment_factor,
+            augment_prob=augment_prob,
         )
 
         def log(msg: str) -> None:
