@@ -71,6 +71,7 @@ def main() -> None:
     ap.add_argument(
         "--test-limit", type=int, help="--table1: accuracy on a seeded sample of N test sentences"
     )
+    ap.add_argument("--quick", action="store_true", help="--table1: short pre-training (a smoke run only)")
     ap.add_argument("--settings", nargs="*", choices=list(PAPER), help="--table1: only these settings")
     ap.add_argument("--models-dir", type=Path, help="--table1: reuse/keep models in this folder")
     ap.add_argument("--final-epochs", type=int, default=10, help="--table1: low-step pre-training epochs")
@@ -153,6 +154,10 @@ PAPER = {
 }
 
 
+QUICK_PRETRAIN = {"epochs": 20, "gs_epochs": 3, "gs_pairs": 800}
+"""--quick: a smoke run of the bench's code path (the test suite's sizes), not a reproduction."""
+
+
 def _fmt3(values) -> str:  # type: ignore[no-untyped-def]
     return "–" if not values else " / ".join(f"{v:.2g}" for v in values)
 
@@ -176,7 +181,9 @@ def table1(args: argparse.Namespace) -> None:
                 blocks=int(blocks),
                 epochs=args.epochs,
                 train_limit=args.train_limit,
-                pretrain_options={"final_epochs": args.final_epochs},
+                pretrain_options={"final_epochs": args.final_epochs, **QUICK_PRETRAIN}
+                if args.quick
+                else {"final_epochs": args.final_epochs},
                 test_limit=args.test_limit,
             )
             train_task(model_dir, cfg, log=lambda m: print("   ", m, flush=True))
