@@ -184,7 +184,7 @@ def add_commands(app: typer.Typer) -> None:
             cap=cap,
             steps=steps,
             max_tokens=max_tokens,
-            ablation_model=None if ablation_model == "none" else ablation_model,
+            ablation_model=ablation_model,  # "none" reaches the block (a None would mean "auto")
             threads=threads,
         )
         run_technique("certify", options, out, seed=seed, overwrite=overwrite, fail_on=fail_on)
