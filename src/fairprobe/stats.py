@@ -1,5 +1,5 @@
-"""Statistics shared by every technique: confidence intervals (bootstrap, cluster bootstrap, Wilson),
-entropy, paired tests.
+"""Statistics shared by every technique: confidence intervals (bootstrap, cluster bootstrap, Wilson,
+Clopper–Pearson), entropy, paired tests.
 
 All randomness takes an explicit seed, so the same findings always give the same intervals.
 """
@@ -164,6 +164,26 @@ def wilson_interval(successes: float, trials: float, *, level: float = 0.95) -> 
     half = z / (1 + z2 / trials) * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials))
     lo = 0.0 if p == 0 else max(0.0, centre - half)  # exact ends: no rounding residue at 0 or 1
     hi = 1.0 if p == 1 else min(1.0, centre + half)
+    return (lo, hi)
+
+
+def clopper_pearson_interval(successes: int, trials: int, *, level: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper–Pearson, 1934) binomial interval for ``successes`` of ``trials``.
+
+    The ends are Beta quantiles: ``lo = Beta(α/2; s, n − s + 1)`` (0 when ``s = 0``) and
+    ``hi = Beta(1 − α/2; s + 1, n − s)`` (1 when ``s = n``). Its coverage is at least ``level`` for
+    every true rate, so it is the interval to put beside a *certified* share: 0 of 20 gives
+    ``[0, 0.168]``, never ``[0, 0]``. ``(0, 1)`` for no trials. Counts must be whole numbers (for an
+    effective, non-integer count use :func:`wilson_interval`)."""
+    if trials < 0 or not 0 <= successes <= trials:
+        raise ValueError(f"need 0 <= successes <= trials, got {successes} of {trials}")
+    if trials == 0:
+        return (0.0, 1.0)
+    from scipy.stats import beta
+
+    alpha = 1.0 - level
+    lo = 0.0 if successes == 0 else float(beta.ppf(alpha / 2, successes, trials - successes + 1))
+    hi = 1.0 if successes == trials else float(beta.ppf(1 - alpha / 2, successes + 1, trials - successes))
     return (lo, hi)
 
 

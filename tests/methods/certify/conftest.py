@@ -28,6 +28,8 @@ FAST = [
     "3",
     "--semantic-pairs",
     "800",
+    "--pretrain-final-epochs",
+    "2",
     "--threads",
     "1",
 ]
@@ -47,6 +49,7 @@ def tiny_model(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("certify") / "adult"
     r = train_cli(out, "--task", "adult-gender", "--ablation")
     assert r.returncode == 0, r.stderr[-2000:]
+    (out.parent / "train.stderr").write_text(r.stderr)  # the progress lines (test_progress.py)
     return out
 
 

@@ -38,6 +38,7 @@ def run(tiny_model, tmp_path_factory):
 
     first = call()
     assert first.returncode == 0, first.stderr[-2000:]
+    (out.parent / "verify.stderr").write_text(first.stderr)
     return out, call
 
 
@@ -125,3 +126,55 @@ def test_user_substitute_list(tiny_model, tmp_path):
     assert pairs["woman"] == pytest.approx(float((e[idx["woman"]] - e[idx["female"]]).abs().max()))
     assert pairs["zzzunknownword"] == pytest.approx(float((e[1] - e[idx["female"]]).abs().max()))  # <unk>
     assert subs.threshold("female") == max(pairs.values())
+
+
+def test_each_sentence_is_shown_with_its_radii_as_it_finishes(run):
+    out, _ = run
+    err = (out.parent / "verify.stderr").read_text()
+    rows = [json.loads(line) for line in (out / "findings.jsonl").read_text().splitlines()]
+    for r in rows:
+        line = next(x for x in err.splitlines() if f"{r['variant']} {r['sentence_id']}: ε* " in x)
+        assert f"{r['eps_star']:.2e}" in line and f"t {r['threshold']:.2e}" in line
+        assert ("not certified" in line) == (not r["certified"])
+
+
+def test_every_certificate_has_an_attack_radius_above_its_proven_radius(run):
+    out, _ = run
+    rows = [json.loads(line) for line in (out / "findings.jsonl").read_text().splitlines()]
+    flipped = [r for r in rows if r["attack_radius"] is not None]
+    assert flipped  # the 2-block test model is flipped well inside the search range
+    for r in flipped:
+        assert r["eps_star"] <= r["attack_radius"]
+        assert r["verifier_gap"] >= 1.0
+    m = json.loads((out / "summary.json").read_text())["metrics"]
+    a = m["attack"]
+    assert a["sentences"] == 4 and a["gap"]["median"] >= 1.0
+    assert a["radius"]["min"] >= m["eps_star"]["min"]
+    assert m["fairness_score"] <= a["certifiable_share_upper"]  # a sound verifier never beats the attack
+    html = (out / "report.html").read_text()
+    assert "How loose is the verifier?" in html and "attack radius" in html
+
+
+def test_sentences_can_come_from_the_training_split_as_in_the_paper(tiny_model, tmp_path, cli):
+    r = cli(
+        "certify",
+        "verify",
+        "--model",
+        str(tiny_model),
+        "--sentences-from",
+        "train",
+        "--n",
+        "2",
+        "--steps",
+        "2",
+        "--no-baseline",
+        "--no-attack",
+        "--ablation-model",
+        "none",  # no second model, although tiny_model has one
+        "--out",
+        str(tmp_path / "run"),
+    )
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    rows = [json.loads(line) for line in (tmp_path / "run" / "findings.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and all(x["sentence_id"].startswith("adult-train-") for x in rows)
+    assert all(x["eval_data"] == "adult-gender training split" and "attack_radius" not in x for x in rows)

@@ -19,6 +19,12 @@ class CertifyBlock(BlockBase):
         description="sentences to certify: adult, toxicity, or a JSONL/CSV file with text,label; "
         "default: the held-out test split of the model's task",
     )
+    sentences_from: Literal["test", "train"] = Field(
+        default="test",
+        description="without --data, draw the sentences from the task's held-out test split (Eq. 4's "
+        "unseen sentences) or from its training split, as the paper's experiments do (§4.2); "
+        "accuracy is always measured on the test split",
+    )
     n: int = Field(default=50, ge=1, description="sentences to certify (half of each label where possible)")
     k: int = Field(
         default=50, ge=1, description="nearest neighbours that make a sensitive word's substitute set"
@@ -34,6 +40,11 @@ class CertifyBlock(BlockBase):
         default="zonotope", description="verifier that issues the certificates (IBP is the baseline)"
     )
     baseline: bool = Field(default=True, description="also search ε* with the IBP verifier for comparison")
+    attack: bool = Field(
+        default=True,
+        description="also attack each sentence (gradient and sampling inside the box, and every real "
+        "substitution) for the smallest radius that flips its prediction: an upper bound beside ε*",
+    )
     cap: int = Field(default=4096, ge=16, description="zonotope generator cap (reduction beyond it)")
     steps: int = Field(default=10, ge=1, le=40, description="bisection rounds of the ε* search")
     eps0: float = Field(default=1e-3, gt=0, description="first ε tried by the search")
@@ -70,6 +81,22 @@ class TrainOptions(BaseModel):
     train_limit: int | None = Field(default=None, ge=1, description="seeded sample of N training sentences")
     pretrain_epochs: int | None = Field(default=None, ge=1, description="epochs of the sensitive-word phase")
     semantic_epochs: int | None = Field(default=None, ge=1, description="epochs of the WordNet phase")
+    pretrain_final_epochs: int | None = Field(
+        default=None,
+        ge=0,
+        description="epochs of the sensitive-word phase run again at --pretrain-final-lr after both "
+        "phases (0: none; the paper does not say how its pre-training ends)",
+    )
+    augment_factor: int = Field(
+        default=0,
+        ge=0,
+        le=20,
+        description="synonym-augmented variants per positive training sentence (0: none)",
+    )
+    augment_prob: float = Field(
+        default=0.8, ge=0, le=1, description="per-token synonym replacement probability"
+    )
+    pretrain_final_lr: float | None = Field(default=None, gt=0, le=1, description="their step size (1e-4)")
     semantic_pairs: int | None = Field(
         default=None, ge=1, description="WordNet synonym pairs (default 20000)"
     )

@@ -35,6 +35,7 @@ from typing import Any
 
 from fairprobe.errors import DataError
 from fairprobe.methods.certify import lexicon
+from fairprobe.methods.certify.attack import AttackSettings, attack
 from fairprobe.methods.certify.data import Example
 from fairprobe.methods.certify.interval import Point
 from fairprobe.methods.certify.model import LoadedModel
@@ -50,6 +51,8 @@ class VerifierSettings:
     eps0: float = 1e-3
     baseline: bool = True
     """Also search ε* with the interval (IBP) verifier, the baseline."""
+    attack: bool = True
+    """Also search an attack radius (:mod:`.attack`): the empirical upper bound beside ε*."""
 
 
 def sensitive_vocabulary(loaded: LoadedModel) -> set[str]:
@@ -148,6 +151,17 @@ class Substitutes:
                 self._cache[word] = list(zip(subs, linf, strict=True))
         return self._cache[word]
 
+    def replacements(self, words: list[str]) -> list[tuple[str, str, float, list[int], list[int]]]:
+        """``(word, substitute, ℓ∞ distance, word's token ids, substitute's token ids)`` for every
+        substitute of ``words``, as the real-substitution attack writes them into a sentence."""
+        out = []
+        for w in words:
+            own = self._ids(self.phrases.get(w, (w,)))
+            for sub, d in self.of(w):
+                toks = tuple(lexicon.tokenize(sub)) if self.user is not None else (sub,)
+                out.append((w, sub, d, own, self._ids(toks)))
+        return out
+
     def threshold(self, word: str) -> float:
         return max((d for _, d in self.of(word)), default=0.0)
 
@@ -221,6 +235,27 @@ def _search(loaded: LoadedModel, e, pred: int, domain: str, settings: VerifierSe
     return res
 
 
+def attack_fields(
+    loaded: LoadedModel, ids: list[int], pred: int, eps_star: float, replacements: list, t: float
+) -> dict[str, Any]:
+    """The attack's upper bound beside the certificate (:mod:`.attack`): ``attack_radius`` (the
+    smallest radius with a found flip, ``None`` if none), ``verifier_gap`` (attack radius / ε*),
+    the real substitutions that flip the prediction, and ``certifiable`` — ``False`` when a flip was
+    found inside the box of radius t, so no sound verifier could certify the sentence."""
+    res = attack(loaded.module, ids, pred, eps_star, replacements, AttackSettings())
+    upper = res.upper
+    return {
+        "attack_radius": upper,
+        "attack_radius_box": res.radius,
+        "attack_radius_substitution": res.substitution_radius,
+        "verifier_gap": (upper / eps_star) if upper is not None and eps_star > 0 else None,
+        "substitutions_tried": res.substitutions_tried,
+        "substitution_flips": res.substitution_flips,
+        "certifiable": None if upper is None else bool(upper > t),
+        "seconds_attack": round(res.seconds, 3),
+    }
+
+
 def certify(
     loaded: LoadedModel, example: Example, subs: Substitutes, settings: VerifierSettings
 ) -> dict[str, Any]:
@@ -262,6 +297,8 @@ def certify(
         ibp = _search(loaded, e, pred, "ibp", settings, t)
         record["eps_star_ibp"] = ibp.eps_star
         record["certified_ibp"] = bool(ibp.eps_star >= t)
+    if settings.attack:
+        record.update(attack_fields(loaded, ids, pred, main.eps_star, subs.replacements(words), t))
     record["seconds"] = round(time.perf_counter() - start, 3)
     record["seconds_zonotope"] = round(main.seconds, 3)
     return record

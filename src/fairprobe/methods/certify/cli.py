@@ -58,6 +58,8 @@ def add_commands(app: typer.Typer) -> None:
             "gs_epochs": v["semantic_epochs"],
             "gs_pairs": v["semantic_pairs"],
             "wordnet": v["wordnet"],
+            "final_epochs": v["pretrain_final_epochs"],
+            "final_lr": v["pretrain_final_lr"],
         }
         cfg = TrainConfig(
             task=v["task"],
@@ -69,6 +71,8 @@ def add_commands(app: typer.Typer) -> None:
             pretrain=v["pretrain"],
             seed=seed,
             pretrain_options=options,
+            augment_factor=v["augment_factor"],
+            augment_prob=v["augment_prob"],
         )
 
         def log(msg: str) -> None:

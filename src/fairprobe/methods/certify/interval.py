@@ -46,6 +46,11 @@ class Point:
     def relu(self) -> Point:
         return Point(self.v.clamp_min(0))
 
+    def gelu(self) -> Point:
+        from fairprobe.methods.certify.relax import gelu
+
+        return Point(gelu(self.v))
+
     def exp(self) -> Point:
         return Point(self.v.exp())
 
@@ -123,6 +128,20 @@ class Box:
 
     def relu(self) -> Box:
         return self._monotone(lambda x: x.clamp_min(0))
+
+    def gelu(self) -> Box:
+        """Exact interval GELU: decreasing below its minimum point, increasing above."""
+        import torch
+
+        from fairprobe.methods.certify.relax import GELU_MIN_X, gelu
+
+        lo, hi = self.bounds()
+        glo, ghi = gelu(lo), gelu(hi)
+        floor = gelu(torch.tensor(GELU_MIN_X, dtype=lo.dtype))
+        low = torch.where(hi <= GELU_MIN_X, ghi, torch.where(lo >= GELU_MIN_X, glo, floor))
+        high = torch.maximum(glo, ghi)
+        pad = 1e-12 * (1 + high.abs() + low.abs())  # erf's rounding
+        return Box.from_bounds(low - pad, high + pad)
 
     def exp(self) -> Box:
         return self._monotone(lambda x: x.exp())

@@ -32,6 +32,9 @@ class ModelConfig:
     dropout: float = 0.1
     ln_eps: float = 1e-5
     task: str = "adult-gender"
+    activation: str = "relu"
+    """Feed-forward activation: ``relu`` (the paper's) or ``gelu`` (user models, :mod:`.usermodel`)."""
+    classes: int = 2
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -66,7 +69,8 @@ def build_model(cfg: ModelConfig):  # type: ignore[no-untyped-def]
             att = torch.softmax(scores, dim=-1) @ v
             att = self.o(att.permute(0, 2, 1, 3).reshape(b, n, d))
             x = self.ln1(x + self.drop(att))
-            f = self.ff2(torch.relu(self.ff1(x)))
+            hidden = self.ff1(x)
+            f = self.ff2(torch.nn.functional.gelu(hidden) if cfg.activation == "gelu" else torch.relu(hidden))
             return self.ln2(x + self.drop(f))
 
     class Classifier(nn.Module):
@@ -77,7 +81,7 @@ def build_model(cfg: ModelConfig):  # type: ignore[no-untyped-def]
             self.pos = nn.Embedding(cfg.max_len, cfg.dim)
             nn.init.uniform_(self.pos.weight, -0.05, 0.05)  # Keras' default Embedding initialiser
             self.blocks = nn.ModuleList([Block() for _ in range(cfg.blocks)])
-            self.head = nn.Linear(cfg.dim, 2)
+            self.head = nn.Linear(cfg.dim, cfg.classes)
 
         def forward_embedded(self, e: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
             """Logits from token embeddings ``e`` (batch, n, dim) and the non-padding mask."""
@@ -128,10 +132,24 @@ class LoadedModel:
 
 
 def load_model(model_dir: Path, dtype: str = "float64") -> LoadedModel:
-    """Load a model directory written by ``fairprobe certify train`` (in eval mode, float64)."""
+    """Load a model directory written by ``fairprobe certify train``, or your own transformer saved as
+    a state dict plus a config listing its layers (:mod:`.usermodel`), in eval mode, float64."""
     import torch
 
     model_dir = Path(model_dir)
+    if (model_dir / "config.json").is_file() and (model_dir / "model.pt").is_file():
+        raw = _read_json(model_dir / "config.json", dict)
+        if "layers" in raw:  # your own transformer (.usermodel)
+            from fairprobe.methods.certify.usermodel import load_user_model
+
+            state = _load_state(model_dir)
+            module, cfg, vocab = load_user_model(model_dir, raw, state)
+            meta = {
+                "source": "user model",
+                "pretrained_embeddings": bool(raw.get("pretrained_embeddings", True)),
+            }
+            module = module.to(getattr(torch, dtype)).eval()
+            return LoadedModel(module, cfg, vocab, meta, model_hash(model_dir), model_dir)
     for name in ("model.pt", "config.json", "vocab.json"):
         if not (model_dir / name).is_file():
             raise ModelError(
@@ -152,6 +170,23 @@ def load_model(model_dir: Path, dtype: str = "float64") -> LoadedModel:
         raise _broken(model_dir / "model.pt", reason) from None
     module = module.to(getattr(torch, dtype)).eval()
     return LoadedModel(module, cfg, vocab, meta, model_hash(model_dir), model_dir)
+
+
+def _load_state(model_dir: Path) -> dict[str, Any]:
+    import torch
+
+    try:
+        state = torch.load(model_dir / "model.pt", map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - torch raises pickle, EOF, Runtime errors
+        raise ModelError(
+            f"{model_dir / 'model.pt'}: cannot load the weights ({type(exc).__name__}); save them with "
+            "torch.save(model.state_dict(), 'model.pt')"
+        ) from None
+    if not isinstance(state, dict):
+        raise ModelError(
+            f"{model_dir / 'model.pt'} is not a state dict; save model.state_dict(), not the model"
+        )
+    return {k: v.detach().double() for k, v in state.items() if hasattr(v, "detach")}
 
 
 def _broken(path: Path, reason: object) -> ModelError:

@@ -86,6 +86,9 @@ class ZonoBox:
     def relu(self) -> ZonoBox:
         return self._nonlinear("relu")
 
+    def gelu(self) -> ZonoBox:
+        return self._nonlinear("gelu")
+
     def exp(self) -> ZonoBox:
         return self._nonlinear("exp")
 
@@ -148,7 +151,9 @@ def walk(model: Any, x: Any, cap: int = 1024, record: list[tuple[str, Any]] | No
         att = probs.matmul(v).permute(1, 0, 2).reshape(n, cfg.dim)
         att = rec(f"block{i}.attention", att.affine(blk.o.weight, blk.o.bias))
         x = rec(f"block{i}.ln1", _layer_norm(x.add(att), blk.ln1))
-        f = rec(f"block{i}.relu", x.affine(blk.ff1.weight, blk.ff1.bias).relu())
+        hidden = x.affine(blk.ff1.weight, blk.ff1.bias)
+        act = getattr(cfg, "activation", "relu")
+        f = rec(f"block{i}.{act}", hidden.gelu() if act == "gelu" else hidden.relu())
         f = f.affine(blk.ff2.weight, blk.ff2.bias)
         x = rec(f"block{i}.ln2", _layer_norm(x.add(f), blk.ln2))
         x = x.block_end(cap, fixed)

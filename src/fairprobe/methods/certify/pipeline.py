@@ -22,7 +22,7 @@ from fairprobe.methods.certify.certificate import (
     load_substitute_file,
     token_ids,
 )
-from fairprobe.methods.certify.data import Example, load_eval_data
+from fairprobe.methods.certify.data import Example, load_eval_data, load_task
 from fairprobe.methods.certify.model import LoadedModel, load_model
 from fairprobe.methods.certify.train import accuracy
 from fairprobe.runner import RunContext
@@ -45,6 +45,24 @@ def eval_accuracy(loaded: LoadedModel, examples: list[Example], limit: int | Non
         rows = random.Random(seed).sample(rows, limit)
     index = {w: i for i, w in enumerate(loaded.vocab)}
     return accuracy(loaded.module, rows, index, loaded.cfg.max_len)
+
+
+def sentence_line(variant: str, record: dict[str, Any]) -> str:
+    """One line per finished sentence, so a long verification shows what it has proven so far:
+    ``main 1234: ε* 3.10e-05 < t 4.30e-03, not certified; attack flips it at 2.1e-02 (gap ×677)``."""
+    sid = record.get("sentence_id", record["id"])
+    if record.get("invalid"):
+        return f"{variant} {sid}: invalid ({record.get('error', '')})"
+    eps, t, ok = record["eps_star"], record["threshold"], record["certified"]
+    t_text = "∞" if t is None else f"{t:.2e}"
+    line = f"{variant} {sid}: ε* {eps:.2e} {'≥' if ok else '<'} t {t_text}, {'' if ok else 'not '}certified"
+    if record.get("attack_radius") is not None:
+        line += f"; attack flips it at {record['attack_radius']:.2e}"
+        if record.get("verifier_gap") is not None:
+            line += f" (gap ×{record['verifier_gap']:.3g})"
+    elif "attack_radius" in record:
+        line += "; no attack found a flip"
+    return line + f" ({record['seconds']} s)"
 
 
 def _check_model(ctx: RunContext, variant: str, loaded: LoadedModel) -> None:
@@ -110,7 +128,9 @@ def execute(block: CertifyBlock, ctx: RunContext) -> None:
 
     if block.threads:
         torch.set_num_threads(block.threads)
-    settings = VerifierSettings(block.domain, block.cap, block.steps, block.eps0, block.baseline)
+    settings = VerifierSettings(
+        block.domain, block.cap, block.steps, block.eps0, block.baseline, block.attack
+    )
     user = load_substitute_file(block.substitutes) if block.substitutes else None
     main = load_model(Path(block.model))
     examples = load_eval_data(block.data, main.cfg.task)
@@ -119,7 +139,10 @@ def execute(block: CertifyBlock, ctx: RunContext) -> None:
     if extra is not None:
         models.append((ABLATION_DIR, load_model(extra)))
     subs_main = Substitutes(main, block.k, user)
-    short = [e for e in examples if len(token_ids(main, e.text)) <= block.max_tokens]
+    pool = examples
+    if block.data is None and block.sentences_from == "train":
+        pool = load_task(main.cfg.task, "train")  # the paper's §4.2 selection
+    short = [e for e in pool if len(token_ids(main, e.text)) <= block.max_tokens]
     sentences = choose_sentences(short, subs_main, block.n, ctx.seed)
     done = ctx.done_ids()
     for variant, loaded in models:
@@ -147,8 +170,10 @@ def execute(block: CertifyBlock, ctx: RunContext) -> None:
                     variant=variant,
                     model_dir=str(loaded.directory),
                     model_accuracy=acc,
-                    eval_data=block.data or f"{loaded.cfg.task} held-out test split",
+                    eval_data=block.data
+                    or f"{loaded.cfg.task} {'training' if block.sentences_from == 'train' else 'held-out test'} split",
                     not_certified=not record["certified"],
                 )
                 ctx.add_findings([record])
+                ctx.log(sentence_line(variant, record))
                 bar.advance(1)

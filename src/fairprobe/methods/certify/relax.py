@@ -107,3 +107,63 @@ def rsqrt_relax(l: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.T
 def square_relax(l: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``x**2`` on ``[l, u]`` (LayerNorm's variance)."""
     return convex_relax(lambda x: x * x, lambda x: 2 * x, lambda lam: lam / 2, l, u)
+
+
+SQRT2 = 2**0.5
+GELU_MIN_X = -0.7517915246935884
+"""Where GELU(x) = x Φ(x) takes its minimum (GELU'(x) = 0)."""
+GELU_SLOPE_MAX = 1.1289
+"""An upper bound on |GELU'(x)| = |Φ(x) + x φ(x)| (its maximum, at x = √2, is 1.12880...)."""
+
+
+def gelu(x: torch.Tensor) -> torch.Tensor:
+    """The exact (erf) GELU, ``torch.nn.functional.gelu``'s default."""
+    import torch
+
+    return 0.5 * x * (1.0 + torch.erf(x / SQRT2))
+
+
+def gelu_prime(x: torch.Tensor) -> torch.Tensor:
+    import math
+
+    import torch
+
+    return 0.5 * (1.0 + torch.erf(x / SQRT2)) + x * torch.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+
+
+def gelu_relax(l: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """GELU on ``[l, u]``: chord slope ``lam``; the error ``g(x) = GELU(x) − lam·x`` takes its extrema
+    at ``l``, ``u`` or where ``GELU'(x) = lam``. GELU' is monotone on each of (−∞, −√2], [−√2, √2] and
+    [√2, ∞), so each piece has at most one such point, found by bisection (60 rounds); the bisection's
+    last bracket ``w`` adds ``w·(|lam| + max|GELU'|)`` to the error, which keeps the bound sound.
+    GELU is neither convex nor concave, so :func:`convex_relax` does not apply (used by user models
+    with GELU feed-forward layers; not in the paper, whose models use ReLU)."""
+    import torch
+
+    width = u - l
+    narrow = width < 1e-9
+    safe = torch.where(narrow, torch.ones_like(width), width)
+    lam = torch.where(narrow, gelu_prime((l + u) / 2), (gelu(u) - gelu(l)) / safe)
+    g = [gelu(l) - lam * l, gelu(u) - lam * u]
+    slack = torch.zeros_like(l)
+    inf = torch.full_like(l, float("inf"))
+    for lo_piece, hi_piece in ((-inf, -SQRT2 + 0 * l), (-SQRT2 + 0 * l, SQRT2 + 0 * l), (SQRT2 + 0 * l, inf)):
+        a = torch.minimum(torch.maximum(l, lo_piece), u)  # the piece's part of [l, u]
+        b = torch.minimum(u, hi_piece)
+        b = torch.maximum(a, b)  # an empty piece collapses onto a point of [l, u]
+        ha = gelu_prime(a) - lam
+        for _ in range(60):
+            mid = (a + b) / 2
+            hm = gelu_prime(mid) - lam
+            same = (hm > 0) == (ha > 0)
+            a, ha = torch.where(same, mid, a), torch.where(same, hm, ha)
+            b = torch.where(same, b, mid)
+        x = (a + b) / 2
+        g.append(gelu(x) - lam * x)
+        slack = torch.maximum(slack, (b - a) * (lam.abs() + GELU_SLOPE_MAX))
+    stacked = torch.stack(g)
+    gmax, gmin = stacked.max(0).values + slack, stacked.min(0).values - slack
+    mu = (gmax + gmin) / 2
+    scale = mu.abs() + (lam * l).abs() + (lam * u).abs() + 1.0
+    beta = (gmax - gmin) / 2 + PAD * scale
+    return lam, mu, beta

@@ -28,6 +28,7 @@ from typing import Any
 
 from fairprobe.methods.certify import lexicon
 from fairprobe.methods.certify.data import Example, load_task
+from fairprobe.methods.certify.epochs import EpochLog
 from fairprobe.methods.certify.model import ModelConfig, build_model, save_model
 from fairprobe.methods.certify.pretrain import PretrainConfig, pretrain_embeddings, pretraining_words
 
@@ -50,6 +51,10 @@ class TrainConfig:
     pretrain: bool = True
     seed: int = 0
     pretrain_options: dict[str, Any] = field(default_factory=dict)
+    augment_factor: int = 0
+    """Synonym-augmented variants per positive training sentence (App. B.5; 0 = none, the paper's
+    Table 1 models; 3 in its adversarially trained model)."""
+    augment_prob: float = 0.8
 
     def model_blocks(self) -> int:
         return self.blocks or (6 if self.task == "adult-gender" else 3)
@@ -132,6 +137,7 @@ def fit(
     sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=3, min_lr=1e-6)
     gen = torch.Generator().manual_seed(cfg.seed)
     best, best_state, stale, history = float("inf"), None, 0, []
+    report = EpochLog(f"training ({len(tr)} sentences)", cfg.epochs, log, interval=0.0)
     for epoch in range(cfg.epochs):
         module.train()
         order = torch.randperm(len(tr), generator=gen)
@@ -149,7 +155,7 @@ def fit(
             val_acc = float((module(x_val).argmax(-1) == y_val).double().mean())
         sched.step(val_loss)
         history.append({"epoch": epoch + 1, "val_loss": val_loss, "val_accuracy": val_acc})
-        log(f"epoch {epoch + 1}/{cfg.epochs}: val loss {val_loss:.4f}, val accuracy {val_acc:.3f}")
+        report.epoch(epoch + 1, f"val loss {val_loss:.4f}, val accuracy {val_acc:.3f}")
         if val_loss < best - 1e-6:
             best, stale = val_loss, 0
             best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
@@ -171,8 +177,18 @@ def train_task(out: Path, cfg: TrainConfig, log: Callable[[str], None] = print) 
     torch.manual_seed(cfg.seed)
     train = _sample(load_task(cfg.task, "train"), cfg.train_limit, cfg.seed)
     test = _sample(load_task(cfg.task, "test"), cfg.test_limit, cfg.seed)
+    if cfg.augment_factor:
+        from fairprobe.methods.certify.augment import synonym_augment
+
+        extra = synonym_augment(train, cfg.augment_factor, cfg.augment_prob, cfg.seed)
+        log(
+            f"synonym augmentation: {len(extra)} variants of {len(extra) // cfg.augment_factor} positive sentences"
+        )
+        train = train + extra
     task_words = sorted({w for e in train for w in lexicon.tokenize(e.text)})
     pcfg = PretrainConfig.for_task(cfg.task, cfg.model_blocks(), **cfg.pretrain_options)
+    if cfg.pretrain:
+        log(f"collecting pre-training pairs ({cfg.task}, {len(task_words)} words in the training data)")
     phase1, phase2 = pretraining_words(cfg.task, task_words, pcfg, cfg.seed) if cfg.pretrain else ([], [])
     sensitive = lexicon.gender_specific() if cfg.task == "adult-gender" else frozenset(lexicon.toxic_terms())
     vocab = build_vocab([e.text for e in train], {w for p in phase1 + phase2 for w in p[:2]} | set(sensitive))
@@ -190,7 +206,7 @@ def train_task(out: Path, cfg: TrainConfig, log: Callable[[str], None] = print) 
     losses: dict[str, list[float]] = {}
     if cfg.pretrain:
         log(f"pre-training embeddings: {len(phase1)} sensitive pairs, {len(phase2)} WordNet pairs")
-        losses = pretrain_embeddings(module.tok, index, phase1, phase2, pcfg, cfg.seed)
+        losses = pretrain_embeddings(module.tok, index, phase1, phase2, pcfg, cfg.seed, log)
         with torch.no_grad():
             module.tok.weight[0].zero_()
         module.tok.weight.requires_grad_(False)  # §3.2: the pre-trained table stays frozen

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from fairprobe.methods.certify.relax import (
     exp_relax,
+    gelu_relax,
     reciprocal_relax,
     relu_relax,
     rsqrt_relax,
@@ -160,6 +161,9 @@ class Zono:
 
     def relu(self, bounds: tuple[torch.Tensor, torch.Tensor] | None = None) -> Zono:
         return self._apply(relu_relax(*(bounds or self.bounds())))
+
+    def gelu(self, bounds: tuple[torch.Tensor, torch.Tensor] | None = None) -> Zono:
+        return self._apply(gelu_relax(*(bounds or self.bounds())))
 
     def exp(self, bounds: tuple[torch.Tensor, torch.Tensor] | None = None) -> Zono:
         return self._apply(exp_relax(*(bounds or self.bounds())))
