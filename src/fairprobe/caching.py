@@ -229,7 +229,7 @@ class CachedChatModel(_CachedCalls):
                 futures[key] = self._send(key, request)
         for key, future in futures.items():
             if on_item:
-                future.add_done_callback(lambda f, n=counts[key]: f.cancelled() or on_item(n))
+                future.add_done_callback(lambda f, n=counts[key]: f.exception() is None and on_item(n))
 
         def outstanding() -> int:
             return sum(1 for f in futures.values() if not f.done())
@@ -245,7 +245,7 @@ class CachedChatModel(_CachedCalls):
                     if error is None:
                         error = exc
                         for f in futures.values():
-                            f.cancel()
+                            f.sent.cancel()  # type: ignore[attr-defined]
             if error is not None:
                 raise error
             answers = {k: f.result() for k, f in futures.items()}
@@ -254,26 +254,39 @@ class CachedChatModel(_CachedCalls):
         return Pending(wait, outstanding)
 
     def _send(self, key: str, request: ChatRequest) -> Future[ChatResponse]:
-        """One miss to the endpoint (or the future of the same request already in flight)."""
+        """One miss to the endpoint (or the future of the same request already in flight). The
+        returned future completes only after the answer is stored, so a caller that saw every
+        future done may close the stores."""
         with self._flight_lock:
             future = self._in_flight.get(key)
             if future is not None:
                 return future
-            future = self.inner.submit(request)  # type: ignore[attr-defined]
-            self._in_flight[key] = future
+            future = self._in_flight[key] = Future()
             self.calls += 1
+        future.set_running_or_notify_cancel()
 
-        def store(f: Future[ChatResponse]) -> None:
+        def store(sent: Future[ChatResponse]) -> None:
             try:
-                if not f.cancelled() and f.exception() is None and self.keep(f.result()):
-                    one = {key: f.result().to_json()}
+                error = None if sent.cancelled() else sent.exception()
+                if not sent.cancelled() and error is None and self.keep(sent.result()):
+                    one = {key: sent.result().to_json()}
                     for s in self._stores:
                         s.put_responses(self._fp, one)
+            except BaseException as exc:  # noqa: BLE001 - a failed write is the caller's error
+                error = exc
             finally:
                 with self._flight_lock:
                     self._in_flight.pop(key, None)
+            if sent.cancelled():
+                future.set_exception(CancelledError())
+            elif error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(sent.result())
 
-        future.add_done_callback(store)
+        sent = self.inner.submit(request)  # type: ignore[attr-defined]
+        future.sent = sent  # type: ignore[attr-defined]  # so a failed batch can drop what has not started
+        sent.add_done_callback(store)
         return future
 
     def _chat_chunked(

@@ -139,6 +139,36 @@ class ProgressReporter:
             self._log()
 
 
+class Credit:
+    """Moves ``bar`` by ``items`` in all, a share per model answer (``answered``) and the rest when
+    the work is finished (``settle``): per-answer progress for work counted in larger units (an
+    original and its mutants, a test and its follow-ups), never counted twice. Thread-safe."""
+
+    def __init__(self, bar: ProgressReporter, items: float, answers: int):
+        self.bar, self.items = bar, items
+        self.share = items / answers if answers else 0.0
+        self.given = 0.0
+        self.closed = False
+        self._lock = threading.Lock()
+
+    def answered(self, n: int = 1) -> None:
+        with self._lock:
+            if self.closed:
+                return
+            step = min(n * self.share, self.items - self.given)
+            self.given += step
+        if step > 0:
+            self.bar.advance(step)
+
+    def settle(self) -> None:
+        with self._lock:
+            self.closed = True
+            rest = self.items - self.given
+            self.given = self.items
+        if rest > 0:
+            self.bar.advance(rest)
+
+
 def _duration(seconds: float) -> str:
     """``7s``, ``3m05s``, ``2h04m``: an ETA a person reads at a glance."""
     seconds = int(round(seconds))

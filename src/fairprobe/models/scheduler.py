@@ -303,3 +303,33 @@ class Lookahead(Generic[P, T]):
         self.waited_s += time.perf_counter() - start
         queue.popleft()
         self.finish(item, answers)
+
+
+def ordered_map(fn: Callable[[P], T], items: Iterable[P], workers: int) -> Iterator[T]:
+    """``map(fn, items)`` with up to ``workers`` calls running at once on threads, results yielded in
+    item order. For batch functions that call a model several times in a row (execute, then ask
+    follow-ups, then a judge): while one batch waits on its judge, the next ones keep the endpoint
+    busy. On an error the calls already running finish (their answers reach the cache), the others
+    are dropped, and the first error in item order is raised."""
+    if workers <= 1:
+        yield from map(fn, items)
+        return
+    queue: deque[Future[T]] = deque()
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fairprobe-batch") as pool:
+        try:
+            for item in items:
+                queue.append(pool.submit(fn, item))
+                while queue and (queue[0].done() or len(queue) >= 2 * workers):
+                    yield queue.popleft().result()
+            while queue:
+                yield queue.popleft().result()
+        except BaseException:
+            for future in queue:
+                future.cancel()
+            raise
+
+
+def batch_workers(model: Any, requests_per_batch: int, most: int = 32) -> int:
+    """Batches to run at once so that ``model``'s endpoint always has work: enough batches to fill
+    :func:`backlog_for` requests, at least 2 (one in the model, one being judged)."""
+    return max(2, min(most, backlog_for(model) // max(1, requests_per_batch) + 1))

@@ -25,7 +25,6 @@ For each original text c:
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -47,6 +46,7 @@ from fairprobe.methods.hinter.tasks import FewShot, few_shot_split
 from fairprobe.models.base import INVALID, Prediction
 from fairprobe.models.scheduler import Lookahead, Pending, backlog_for, submit_predict
 from fairprobe.models.uri import model_kind
+from fairprobe.progress import Credit
 from fairprobe.runner import RunContext
 from fairprobe.shards import ShardWriter, remove_partial, shard_files, shard_name
 from fairprobe.text.mutate import Mutant
@@ -302,7 +302,7 @@ class _ShardSink:
             _, chunk, _ = item
             texts = texts_to_run(chunk, self.score_discarded)
             originals = sum(1 for piece in chunk if piece.emit_atomic)
-            credit = _Credit(self.bar, originals, len(texts))
+            credit = Credit(self.bar, originals, len(texts))
             pending = submit_predict(model, texts, credit.answered) if texts else Pending.ready([])
             return Pending(lambda: (texts, pending.result(), credit), pending.outstanding)
 
@@ -331,32 +331,6 @@ class _ShardSink:
         for writer in self.writers.values():
             writer.abort()
         self.writers.clear()
-
-
-class _Credit:
-    """Moves the progress bar by a chunk's originals, a share per model answer, exactly once in all."""
-
-    def __init__(self, bar: Any, originals: int, texts: int):
-        self.bar, self.originals = bar, originals
-        self.share = originals / texts if texts else 0.0
-        self.given = 0.0
-        self.closed = False
-        self._lock = threading.Lock()
-
-    def answered(self, n: int) -> None:
-        with self._lock:
-            if self.closed:
-                return
-            step = min(n * self.share, self.originals - self.given)
-            self.given += step
-        self.bar.advance(step)
-
-    def settle(self) -> None:
-        with self._lock:
-            self.closed = True
-            rest = self.originals - self.given
-        if rest:
-            self.bar.advance(rest)
 
 
 def _fluency_scorer(block: HInterBlock) -> Any:
