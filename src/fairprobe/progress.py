@@ -123,7 +123,8 @@ class ProgressReporter:
         done = int(self.done + 1e-9)
         pct = f" ({100 * done / self.total:.0f}%)" if self.total and with_label else ""
         left = max(self.total - self.done, 0)
-        eta = f" eta {_duration(left / speed)}" if speed > 0 and self.total and left > 0 else ""
+        settled = time.monotonic() - self._start >= 2.0  # no ETA from the first answer or two
+        eta = f" eta {_duration(left / speed)}" if speed > 0 and self.total and left > 0 and settled else ""
         retries = self.retries
         extra = f", {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
         head = f"{self.label}: " if with_label else ""
