@@ -6,8 +6,9 @@ nor to die mid-run and come back with the same answers, so the scheduler's tests
 (plus up to ``jitter`` seconds, drawn from the request body's hash, so answers of one batch arrive
 out of order but every run has the same timings), then answers ``planted(messages)``, the same
 function a ``py-chat:`` model would use. ``GET /v1/models`` lists ``model_id``. With ``log`` set,
-each answered request's last user message is appended to that file (one line), so a test can see
-which requests reached the server, and how often.
+each answered request is appended to that file as one line, ``ARRIVED<TAB>ANSWERED<TAB>last user
+message`` (Unix times), so a test can see which requests reached the server, and how often, and a
+benchmark how long the server was busy.
 
 As a process (for benchmarks: its threads do not share the client's GIL)::
 
@@ -97,6 +98,7 @@ class LatencyServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server naming
                 raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 body = json.loads(raw)
+                arrived = time.time()
                 with server.lock:
                     server.in_flight += 1
                     server.posts += 1
@@ -114,7 +116,7 @@ class LatencyServer:
                     users = [m["content"] for m in body.get("messages", []) if m.get("role") == "user"]
                     line = (users[-1] if users else "").replace("\n", " ")
                     with server.lock, open(server.log, "a", encoding="utf-8") as fh:
-                        fh.write(line + "\n")
+                        fh.write(f"{arrived:.4f}\t{time.time():.4f}\t{line}\n")
                 self._send(
                     200,
                     {
