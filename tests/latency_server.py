@@ -77,6 +77,7 @@ class LatencyServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall
 
             def log_message(self, *args: Any) -> None:
                 pass
