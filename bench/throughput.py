@@ -50,9 +50,10 @@ PER_TEXT = float(os.environ["SLEEPY_PER_TEXT"])
 def classify(texts):
     """A model that takes a known time: PER_CALL + PER_TEXT per text, logged so the bench adds it up."""
     spent = PER_CALL + PER_TEXT * len(texts)
+    start = time.time()
     time.sleep(spent)
     with open(os.environ["SLEEPY_LOG"], "a") as fh:
-        fh.write(f"{spent}\\n")
+        fh.write(f"{start} {time.time()}\\n")
     return ["POS" for _ in texts]
 '''
 
@@ -187,10 +188,13 @@ def own_share(folder: Path, per_call: float, per_text: float, originals: int) ->
         if invariant:
             args.remove("--no-invariant")
         seconds = fairprobe(folder, *args, env=env)
-        model = sum(float(x) for x in log.read_text().split())
-        share = max(0.0, seconds - model) / seconds
-        print(f"own share, HInter {'with' if invariant else 'without'} the invariant, {originals} originals: "
-              f"execute {seconds:.2f} s, model {model:.2f} s, own {share:.1%}", flush=True)  # fmt: skip
+        calls = [tuple(map(float, line.split())) for line in log.read_text().splitlines()]
+        model = sum(end - start for start, end in calls)
+        span = max(end for _, end in calls) - min(start for start, _ in calls)
+        print(f"HInter {'with' if invariant else 'without'} the invariant, {originals} originals, "
+              f"{len(calls)} model calls: execute {seconds:.2f} s, model {model:.2f} s -> own share "
+              f"{max(0.0, seconds - model) / seconds:.1%} of the execute time (start-up included); "
+              f"the model idle between its first and last call: {(span - model) / span:.1%}", flush=True)  # fmt: skip
 
 
 def main() -> None:

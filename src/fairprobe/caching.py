@@ -182,7 +182,7 @@ class CachedClassifier(_CachedCalls):
             found.update(new)
             return [checked_prediction(Prediction.from_json(found[k])) for k in keys]
 
-        return Pending(wait, pending.outstanding)
+        return Pending(wait, pending.outstanding, pending.cancel)
 
 
 class CachedChatModel(_CachedCalls):
@@ -244,14 +244,17 @@ class CachedChatModel(_CachedCalls):
                 except Exception as exc:  # noqa: BLE001 - raised below, after the others finished
                     if error is None:
                         error = exc
-                        for f in futures.values():
-                            f.sent.cancel()  # type: ignore[attr-defined]
+                        cancel()
             if error is not None:
                 raise error
             answers = {k: f.result() for k, f in futures.items()}
             return [answers[k] if k in answers else ChatResponse.from_json(found[k]) for k in keys]
 
-        return Pending(wait, outstanding)
+        def cancel() -> None:
+            for f in futures.values():
+                f.sent.cancel()  # type: ignore[attr-defined]
+
+        return Pending(wait, outstanding, cancel)
 
     def _send(self, key: str, request: ChatRequest) -> Future[ChatResponse]:
         """One miss to the endpoint (or the future of the same request already in flight). The

@@ -390,7 +390,7 @@ class LLMClassifier:
         """:meth:`predict` without waiting: the requests go to the chat model's endpoint now
         (:func:`~fairprobe.models.scheduler.submit_chat`); ``result()`` parses the answers."""
         pending = submit_chat(self.chat_model, self.requests(list(texts)), on_item)
-        return Pending(lambda: self._read(pending.result()), pending.outstanding)
+        return Pending(lambda: self._read(pending.result()), pending.outstanding, pending.cancel)
 
     def _read(self, responses: list[ChatResponse]) -> list[Prediction]:
         preds = [self.parse(r.text) for r in responses]

@@ -168,9 +168,16 @@ def scheduler_for(endpoint: str, concurrency: int) -> EndpointScheduler:
 class Pending(Generic[T]):
     """Answers that are being computed; :meth:`result` waits for them (in submission order)."""
 
-    def __init__(self, wait: Callable[[], T], outstanding: Callable[[], int] = lambda: 0):
+    def __init__(
+        self,
+        wait: Callable[[], T],
+        outstanding: Callable[[], int] = lambda: 0,
+        cancel: Callable[[], None] = lambda: None,
+    ):
         self._wait = wait
         self._outstanding = outstanding
+        self.cancel = cancel
+        """Drop the requests not sent yet (those in flight still finish and are stored)."""
         self._done = False
         self._value: Any = None
 
@@ -222,7 +229,7 @@ def on_model_thread(model: Any, call: Callable[[], T]) -> Pending[T]:
         if pool is None:
             pool = _model_threads[model] = ThreadPoolExecutor(1, thread_name_prefix="fairprobe-model")
     future = pool.submit(call)
-    return Pending(future.result, lambda: 0 if future.done() else 1)
+    return Pending(future.result, lambda: 0 if future.done() else 1, future.cancel)
 
 
 def release_model_thread(model: Any) -> None:
@@ -289,7 +296,9 @@ class Lookahead(Generic[P, T]):
             while queue:
                 self._finish_oldest(queue)
         except BaseException:
-            for _, pending in queue:  # let requests already sent land in the cache before leaving
+            for _, pending in queue:  # stop: what is not sent yet is dropped...
+                pending.cancel()
+            for _, pending in queue:  # ...and what is in flight lands in the cache before leaving
                 try:
                     pending.result()
                 except BaseException:  # noqa: BLE001 - the first error is the one raised

@@ -319,7 +319,7 @@ def execute(block: CaffeBlock, ctx: RunContext) -> None:
             batch, requests = item
             credit = Credit(bar, len(batch), len(requests))
             pending = submit_chat(chat, requests, credit.answered) if requests else Pending.ready([])
-            return Pending(lambda: (pending.result(), credit), pending.outstanding)
+            return Pending(lambda: (pending.result(), credit), pending.outstanding, pending.cancel)
 
         def finish(item: tuple[list[dict[str, Any]], list[ChatRequest]], done: Any) -> None:
             responses, credit = done

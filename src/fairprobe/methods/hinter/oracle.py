@@ -122,7 +122,7 @@ class _RenamedLabels:
         from fairprobe.models.scheduler import Pending, submit_predict
 
         pending = submit_predict(self.inner, texts, on_item)
-        return Pending(lambda: self._rename(pending.result()), pending.outstanding)
+        return Pending(lambda: self._rename(pending.result()), pending.outstanding, pending.cancel)
 
     def _rename(self, preds: list[Any]) -> list[Any]:
         from fairprobe.models.base import Prediction

@@ -295,7 +295,6 @@ class _ShardSink:
         self.folder, self.ctx, self.bar = folder, ctx, bar
         self.fluency, self.score_discarded = fluency, score_discarded
         self.writers: dict[int, ShardWriter] = {}
-        self.rows: dict[int, int] = {}
 
     def submit(self, model: Any) -> Any:
         def send(item: tuple[int, list[OriginalCases], bool]) -> Any:
@@ -304,7 +303,7 @@ class _ShardSink:
             originals = sum(1 for piece in chunk if piece.emit_atomic)
             credit = Credit(self.bar, originals, len(texts))
             pending = submit_predict(model, texts, credit.answered) if texts else Pending.ready([])
-            return Pending(lambda: (texts, pending.result(), credit), pending.outstanding)
+            return Pending(lambda: (texts, pending.result(), credit), pending.outstanding, pending.cancel)
 
         return send
 
