@@ -177,14 +177,15 @@ def throughput(folder: Path, techniques: list[str], ns: list[int], latency: floa
                   f"{rate / ideal:>6.2f}", flush=True)  # fmt: skip
 
 
-def own_share(folder: Path, per_call: float, per_text: float, originals: int) -> None:
+def own_share(folder: Path, per_call: float, per_text: float, originals: int, chunk: int | None) -> None:
     (folder / "sleepy.py").write_text(SLEEPY)
     log = folder / "sleepy.log"
     log.unlink(missing_ok=True)
     env = {"SLEEPY_PER_CALL": str(per_call), "SLEEPY_PER_TEXT": str(per_text), "SLEEPY_LOG": str(log)}
     for invariant in (False, True):
         log.unlink(missing_ok=True)
-        args = _hinter_args(folder, "py:sleepy:classify", originals, f"own-{time.monotonic_ns()}")
+        extra = ["--chunk-mutants", str(chunk)] if chunk else []
+        args = _hinter_args(folder, "py:sleepy:classify", originals, f"own-{time.monotonic_ns()}", *extra)
         if invariant:
             args.remove("--no-invariant")
         seconds = fairprobe(folder, *args, env=env)
@@ -205,6 +206,9 @@ def main() -> None:
     parser.add_argument("--per-call", type=float, default=0.05, help="py: model's sleep per call (s)")
     parser.add_argument("--per-text", type=float, default=0.01, help="py: model's sleep per text (s)")
     parser.add_argument("--originals", type=int, default=8, help="originals of the own-share HInter run")
+    parser.add_argument(
+        "--chunk-mutants", type=int, default=None, help="HInter's --chunk-mutants (own share)"
+    )
     parser.add_argument("--skip-own-share", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="fairprobe-throughput-") as tmp:
@@ -216,7 +220,7 @@ def main() -> None:
         if techniques:
             throughput(folder, techniques, ns, args.latency)
         if not args.skip_own_share:
-            own_share(folder, args.per_call, args.per_text, args.originals)
+            own_share(folder, args.per_call, args.per_text, args.originals, args.chunk_mutants)
 
 
 if __name__ == "__main__":
