@@ -7,6 +7,12 @@ in one transaction before the next is sent, so a killed run loses at most one ch
 answers one request at a time (``chat_each``, the HTTP backends) has each answer stored as it
 arrives: a request that finally fails, or a kill -9, loses no answered request of its chunk.
 
+Models that can send one request without waiting (``submit``, the HTTP backends) are not chunked at
+all: :meth:`CachedChatModel.chat_async` sends every miss to the endpoint's scheduler at once
+(:mod:`fairprobe.models.scheduler` bounds what is in flight), stores each answer as it arrives,
+and returns a :class:`~fairprobe.models.scheduler.Pending`, so a pipeline can prepare its next batch
+while these are answered. A request already in flight for an earlier batch is not sent twice.
+
 Two kinds of answer are never used as they came:
 
 - an empty chat answer (content ``null``, ``""`` or blank) is returned but never stored, so a
@@ -20,7 +26,9 @@ Two kinds of answer are never used as they came:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import CancelledError, Future
 from typing import Any
 
 from fairprobe.models.base import (
@@ -34,6 +42,7 @@ from fairprobe.models.base import (
     checked_prediction,
     sha256_hex,
 )
+from fairprobe.models.scheduler import Pending, on_model_thread
 from fairprobe.store import Store
 
 
@@ -54,6 +63,21 @@ class _CachedCalls:
         for store in self._stores:
             store.record_model(self._fp, fingerprint.to_json())
 
+    def _lookup(self, keys: list[str]) -> dict[str, Any]:
+        """Stored answers of ``keys`` (run store, then global cache; global hits copied into the run
+        store so the run directory is self-contained)."""
+        found: dict[str, Any] = {}
+        unique = list(dict.fromkeys(keys))
+        for store in self._stores:
+            missing = [k for k in unique if k not in found]
+            if not missing:
+                break
+            found.update(store.get_responses(self._fp, missing))
+        if found and self._stores:
+            self._stores[0].put_responses(self._fp, dict(found))
+        self.hits += len(found)
+        return found
+
     def _resolve(
         self,
         keys: list[str],
@@ -67,17 +91,7 @@ class _CachedCalls:
         unique: dict[str, Any] = {}
         for key, item in zip(keys, items, strict=True):
             unique.setdefault(key, item)
-        found: dict[str, Any] = {}
-        for store in self._stores:
-            missing = [k for k in unique if k not in found]
-            if not missing:
-                break
-            hits = store.get_responses(self._fp, missing)
-            found.update(hits)
-        if found and self._stores:
-            # Copy global-cache hits into the run store so the run directory is self-contained.
-            self._stores[0].put_responses(self._fp, {k: v for k, v in found.items()})
-        self.hits += len(found)
+        found = self._lookup(list(unique))
         if on_chunk and found:
             on_chunk(sum(1 for k in keys if k in found))
         todo = [k for k in unique if k not in found]
@@ -141,6 +155,35 @@ class CachedClassifier(_CachedCalls):
 
         return self._resolve(keys, list(texts), call, Prediction.to_json, decode, on_chunk)
 
+    def predict_async(
+        self, texts: list[str], on_item: Callable[[int], None] | None = None
+    ) -> Pending[list[Prediction]]:
+        """:meth:`predict` without waiting. Over an LLM classifier whose chat model sends requests
+        one by one, each request goes to the endpoint's scheduler at once; any other model runs
+        its batch on a background thread (one per model, batches in order)."""
+        texts = list(texts)
+        inner_async = getattr(self.inner, "predict_async", None)
+        if inner_async is None:
+            return on_model_thread(self, lambda: self.predict(texts))
+        keys = [sha256_hex(t) for t in texts]
+        found = self._lookup(keys)
+        if on_item and found:
+            on_item(sum(1 for k in keys if k in found))
+        todo = list(dict.fromkeys(t for t, k in zip(texts, keys, strict=True) if k not in found))
+        pending = inner_async(todo, on_item=on_item) if todo else Pending.ready([])
+
+        def wait() -> list[Prediction]:
+            outputs = [checked_prediction(p) for p in pending.result()]
+            new = {sha256_hex(t): o.to_json() for t, o in zip(todo, outputs, strict=True)}
+            kept = {k: new[k] for k, o in zip(new, outputs, strict=True) if self.keep(o)}
+            for store in self._stores:
+                store.put_responses(self._fp, kept)
+            self.calls += len(todo)
+            found.update(new)
+            return [checked_prediction(Prediction.from_json(found[k])) for k in keys]
+
+        return Pending(wait, pending.outstanding, pending.cancel)
+
 
 class CachedChatModel(_CachedCalls):
     """A :class:`ChatModel` whose responses are cached by (fingerprint, request incl. seed + repeat);
@@ -151,8 +194,105 @@ class CachedChatModel(_CachedCalls):
     def __init__(self, inner: ChatModel, stores: Sequence[Store], chunk_size: int = 16):
         super().__init__(inner.fingerprint, stores, chunk_size)
         self.inner = inner
+        self._in_flight: dict[str, Future[ChatResponse]] = {}
+        self._flight_lock = threading.Lock()
 
     def chat(
+        self, requests: list[ChatRequest], on_chunk: Callable[[int], None] | None = None
+    ) -> list[ChatResponse]:
+        if hasattr(self.inner, "submit"):  # no chunks: the endpoint's scheduler bounds what is in flight
+            return self.chat_async(requests, on_item=on_chunk).result()
+        return self._chat_chunked(requests, on_chunk)
+
+    def chat_async(
+        self, requests: list[ChatRequest], on_item: Callable[[int], None] | None = None
+    ) -> Pending[list[ChatResponse]]:
+        """:meth:`chat` without waiting: cached answers at once, every miss submitted to the model's
+        endpoint now (stored the moment it is answered; ``on_item(1)`` per answer, from the thread
+        that received it). ``result()`` returns the answers in request order, or raises the first
+        error once the requests already in flight have finished (those that were not started are
+        dropped, as in :meth:`~fairprobe.models.openai_backend.OpenAIChat.chat_each`)."""
+        requests = list(requests)
+        if not hasattr(self.inner, "submit"):
+            return on_model_thread(self, lambda: self.chat(requests))
+        keys = [r.cache_key() for r in requests]
+        found = self._lookup(keys)
+        if on_item and found:
+            on_item(sum(1 for k in keys if k in found))
+        futures: dict[str, Future[ChatResponse]] = {}
+        counts: dict[str, int] = {}
+        for key, request in zip(keys, requests, strict=True):
+            if key in found:
+                continue
+            counts[key] = counts.get(key, 0) + 1
+            if key not in futures:
+                futures[key] = self._send(key, request)
+        for key, future in futures.items():
+            if on_item:
+                future.add_done_callback(lambda f, n=counts[key]: f.exception() is None and on_item(n))
+
+        def outstanding() -> int:
+            return sum(1 for f in futures.values() if not f.done())
+
+        def wait() -> list[ChatResponse]:
+            error: BaseException | None = None
+            for future in futures.values():
+                try:
+                    future.result()
+                except CancelledError:
+                    continue
+                except Exception as exc:  # noqa: BLE001 - raised below, after the others finished
+                    if error is None:
+                        error = exc
+                        cancel()
+            if error is not None:
+                raise error
+            answers = {k: f.result() for k, f in futures.items()}
+            return [answers[k] if k in answers else ChatResponse.from_json(found[k]) for k in keys]
+
+        def cancel() -> None:
+            for f in futures.values():
+                f.sent.cancel()  # type: ignore[attr-defined]
+
+        return Pending(wait, outstanding, cancel)
+
+    def _send(self, key: str, request: ChatRequest) -> Future[ChatResponse]:
+        """One miss to the endpoint (or the future of the same request already in flight). The
+        returned future completes only after the answer is stored, so a caller that saw every
+        future done may close the stores."""
+        with self._flight_lock:
+            future = self._in_flight.get(key)
+            if future is not None:
+                return future
+            future = self._in_flight[key] = Future()
+            self.calls += 1
+        future.set_running_or_notify_cancel()
+
+        def store(sent: Future[ChatResponse]) -> None:
+            try:
+                error = None if sent.cancelled() else sent.exception()
+                if not sent.cancelled() and error is None and self.keep(sent.result()):
+                    one = {key: sent.result().to_json()}
+                    for s in self._stores:
+                        s.put_responses(self._fp, one)
+            except BaseException as exc:  # noqa: BLE001 - a failed write is the caller's error
+                error = exc
+            finally:
+                with self._flight_lock:
+                    self._in_flight.pop(key, None)
+            if sent.cancelled():
+                future.set_exception(CancelledError())
+            elif error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(sent.result())
+
+        sent = self.inner.submit(request)  # type: ignore[attr-defined]
+        future.sent = sent  # type: ignore[attr-defined]  # so a failed batch can drop what has not started
+        sent.add_done_callback(store)
+        return future
+
+    def _chat_chunked(
         self, requests: list[ChatRequest], on_chunk: Callable[[int], None] | None = None
     ) -> list[ChatResponse]:
         keys = [r.cache_key() for r in requests]

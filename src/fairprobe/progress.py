@@ -1,60 +1,87 @@
-"""Progress for long runs: a rich bar with rate and ETA on a terminal, plain log lines otherwise."""
+"""Progress for long runs: a rich bar on a terminal, plain log lines otherwise.
+
+Progress moves per item: techniques call :meth:`ProgressReporter.advance` as each model answer
+arrives (from any thread; a fraction of an item is fine, e.g. one answer of an original's forty
+mutants), not once per batch. The rate and ETA are smoothed over the last ``window`` seconds, so
+they follow the current speed without swinging with every batch. HTTP retries are counted on the
+line (``3 retries``) instead of each printing its own line.
+"""
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
+from collections import deque
 from typing import TextIO
 
 from rich.console import Console
 from rich.progress import (
     BarColumn,
-    MofNCompleteColumn,
     Progress,
     ProgressColumn,
     TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
+from rich.text import Text
+
+from fairprobe.models.scheduler import retry_count
 
 
-class _RateColumn(ProgressColumn):
+class _StatusColumn(ProgressColumn):
+    """Done/total, smoothed rate, ETA and retries, read from the reporter (not rich's own speed)."""
+
+    def __init__(self, reporter: ProgressReporter):
+        super().__init__()
+        self.reporter = reporter
+
     def render(self, task):  # type: ignore[no-untyped-def]
-        from rich.text import Text
-
-        return Text(f"{task.speed or 0.0:.1f}/s")
+        return Text(self.reporter.status(with_label=False))
 
 
 class ProgressReporter:
     """``with ProgressReporter("executing", total) as p: p.advance(n)``.
 
-    On a TTY it draws a bar (count, rate, ETA); otherwise it writes a line at most every
+    On a TTY it draws a bar (count, rate, ETA, retries); otherwise it writes a line at most every
     ``interval`` seconds and one at the end, e.g. ``executing: 120/400 (30%) 41.2/s eta 7s``.
+    ``advance`` may be called from several threads and with fractions of an item.
     """
 
-    def __init__(self, label: str, total: int, *, stream: TextIO | None = None, interval: float = 5.0):
+    def __init__(
+        self,
+        label: str,
+        total: int,
+        *,
+        stream: TextIO | None = None,
+        interval: float = 5.0,
+        window: float = 30.0,
+    ):
         self.label = label
         self.total = max(0, total)
-        self.done = 0
+        self.done: float = 0
         self.stream = stream or sys.stderr
         self.interval = interval
+        self.window = window
         self._tty = self.stream.isatty()
         self._bar: Progress | None = None
         self._start = time.monotonic()
         self._last = 0.0
+        self._lock = threading.RLock()
+        self._samples: deque[tuple[float, float]] = deque()
+        self._retries0 = retry_count()
 
     def __enter__(self) -> ProgressReporter:
         self._start = time.monotonic()
+        self._samples.append((self._start, 0.0))
+        self._retries0 = retry_count()
         if self._tty:
             self._bar = Progress(
                 TextColumn("{task.description}", markup=False),  # run names are user text
                 BarColumn(),
-                MofNCompleteColumn(),
                 TaskProgressColumn(),
-                _RateColumn(),
+                _StatusColumn(self),
                 TimeElapsedColumn(),
-                TimeRemainingColumn(),
                 console=Console(file=self.stream),
                 transient=False,
             )
@@ -62,25 +89,92 @@ class ProgressReporter:
             self._task = self._bar.add_task(self.label, total=self.total)
         return self
 
-    def advance(self, n: int = 1) -> None:
-        self.done += n
-        if self._bar is not None:
-            self._bar.update(self._task, completed=self.done)
-            return
-        now = time.monotonic()
-        if now - self._last >= self.interval:
-            self._last = now
-            self._log()
+    def advance(self, n: float = 1) -> None:
+        with self._lock:
+            self.done += n
+            now = time.monotonic()
+            if not self._samples or now - self._samples[-1][0] >= 0.2:  # bounded memory at any rate
+                self._samples.append((now, self.done))
+            while len(self._samples) > 2 and now - self._samples[1][0] > self.window:
+                self._samples.popleft()
+            if self._bar is not None:
+                self._bar.update(self._task, completed=self.done)
+                return
+            if now - self._last >= self.interval:
+                self._last = now
+                self._log()
+
+    @property
+    def retries(self) -> int:
+        """Requests retried since this reporter started (any backend)."""
+        return retry_count() - self._retries0
+
+    def rate(self) -> float:
+        """Items per second over the last ``window`` seconds (the whole run while it is shorter)."""
+        with self._lock:
+            now = time.monotonic()
+            t0, d0 = self._samples[0] if self._samples else (self._start, 0.0)
+            span = now - t0
+            return (self.done - d0) / span if span > 1e-9 else 0.0
+
+    def status(self, *, with_label: bool = True) -> str:
+        """``120/400 (30%) 41.2/s eta 7s, 3 retries`` (the label first when ``with_label``)."""
+        speed = self.rate()
+        done = int(self.done + 1e-9)
+        pct = f" ({100 * done / self.total:.0f}%)" if self.total and with_label else ""
+        left = max(self.total - self.done, 0)
+        settled = time.monotonic() - self._start >= 2.0  # no ETA from the first answer or two
+        eta = f" eta {_duration(left / speed)}" if speed > 0 and self.total and left > 0 and settled else ""
+        retries = self.retries
+        extra = f", {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
+        head = f"{self.label}: " if with_label else ""
+        return f"{head}{done}/{self.total}{pct} {speed:.1f}/s{eta}{extra}"
 
     def _log(self) -> None:
-        elapsed = max(time.monotonic() - self._start, 1e-9)
-        speed = self.done / elapsed
-        pct = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
-        eta = f" eta {max(self.total - self.done, 0) / speed:.0f}s" if speed > 0 and self.total else ""
-        print(f"{self.label}: {self.done}/{self.total}{pct} {speed:.1f}/s{eta}", file=self.stream, flush=True)
+        print(self.status(), file=self.stream, flush=True)
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.stop()
         else:
             self._log()
+
+
+class Credit:
+    """Moves ``bar`` by ``items`` in all, a share per model answer (``answered``) and the rest when
+    the work is finished (``settle``): per-answer progress for work counted in larger units (an
+    original and its mutants, a test and its follow-ups), never counted twice. Thread-safe."""
+
+    def __init__(self, bar: ProgressReporter, items: float, answers: int):
+        self.bar, self.items = bar, items
+        self.share = items / answers if answers else 0.0
+        self.given = 0.0
+        self.closed = False
+        self._lock = threading.Lock()
+
+    def answered(self, n: int = 1) -> None:
+        with self._lock:
+            if self.closed:
+                return
+            step = min(n * self.share, self.items - self.given)
+            self.given += step
+        if step > 0:
+            self.bar.advance(step)
+
+    def settle(self) -> None:
+        with self._lock:
+            self.closed = True
+            rest = self.items - self.given
+            self.given = self.items
+        if rest > 0:
+            self.bar.advance(rest)
+
+
+def _duration(seconds: float) -> str:
+    """``7s``, ``3m05s``, ``2h04m``: an ETA a person reads at a glance."""
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

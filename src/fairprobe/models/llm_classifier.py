@@ -28,6 +28,7 @@ reported beside every metric: Meta-Fair (Table 5) reports invalid responses "due
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,7 @@ from fairprobe.models.base import (
     canonical_json,
     sha256_hex,
 )
+from fairprobe.models.scheduler import Pending, submit_chat
 from fairprobe.oracles.answers import COORDINATED, live_mentions, plain
 
 DEFAULT_SINGLE_PROMPT = (
@@ -380,7 +382,17 @@ class LLMClassifier:
         return self.parser.parse(answer)
 
     def predict(self, texts: list[str]) -> list[Prediction]:
-        responses = self.chat_model.chat(self.requests(list(texts)))
+        return self._read(self.chat_model.chat(self.requests(list(texts))))
+
+    def predict_async(
+        self, texts: list[str], on_item: Callable[[int], None] | None = None
+    ) -> Pending[list[Prediction]]:
+        """:meth:`predict` without waiting: the requests go to the chat model's endpoint now
+        (:func:`~fairprobe.models.scheduler.submit_chat`); ``result()`` parses the answers."""
+        pending = submit_chat(self.chat_model, self.requests(list(texts)), on_item)
+        return Pending(lambda: self._read(pending.result()), pending.outstanding, pending.cancel)
+
+    def _read(self, responses: list[ChatResponse]) -> list[Prediction]:
         preds = [self.parse(r.text) for r in responses]
         self.last_responses = list(responses)
         self.answered_count += len(preds)

@@ -1,9 +1,12 @@
 """``openai:MODEL`` and ``openai+http://HOST:PORT/v1#MODEL`` — chat completions over HTTP (DESIGN.md §3).
 
-Any OpenAI-compatible server works (OpenAI, vLLM, Ollama, llama.cpp). A batch is sent with
-bounded concurrency (a thread pool of ``concurrency`` workers); each request gets a timeout and is
-retried with exponential backoff plus jitter on HTTP 429 / 5xx, connection errors, timeouts and
-malformed bodies, waiting ``Retry-After`` seconds when the server sends it.
+Any OpenAI-compatible server works (OpenAI, vLLM, Ollama, llama.cpp). Requests go through the
+endpoint's :class:`~fairprobe.models.scheduler.EndpointScheduler`: at most ``concurrency`` in flight
+across every batch and every model object on the same base URL (default from the endpoint: 16 for a
+local or private-network server, 32 for a hosted API), halved adaptively on HTTP 429. Each request
+gets a timeout and is retried with exponential backoff plus jitter on HTTP 429 / 5xx, connection
+errors, timeouts and malformed bodies, waiting ``Retry-After`` seconds when the server sends it
+(outside its in-flight slot). Retries are counted on the progress line, not logged one per line.
 
 Secrets: the API key lives only in the HTTP client's headers. It never enters the fingerprint,
 a log line, a ``repr`` or an error message (server error text is redacted before it is shown); a
@@ -24,13 +27,15 @@ never cached (:mod:`fairprobe.caching`), so the next run asks again.
 from __future__ import annotations
 
 import email.utils
+import itertools
 import logging
 import math
 import random
 import re
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import CancelledError, Future, as_completed
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,12 +46,15 @@ from fairprobe.errors import ContextLengthError, ModelError, ModelOutputError
 from fairprobe.models.base import ChatRequest, ChatResponse, Fingerprint
 from fairprobe.models.context import is_context_overflow
 from fairprobe.models.redact import redact_uri
+from fairprobe.models.scheduler import default_concurrency, note_retry, scheduler_for
 
 log = logging.getLogger("fairprobe.models.openai")
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 _KEY_PATTERN = re.compile(r"sk-[A-Za-z0-9_\-*.]{3,}")
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+CLIENT_CONNECTIONS = 32
+"""Connections per HTTP client; a model with more requests in flight gets several clients."""
 
 
 class _Malformed(Exception):
@@ -96,7 +104,8 @@ class OpenAIChat:
         model: the model name to request; ``None`` takes the first id the server lists.
         api_key: bearer token (from the environment, never from a spec file).
         backend: backend name written in the fingerprint.
-        concurrency: requests in flight at once (thread-pool workers).
+        concurrency: requests in flight at once to this endpoint (shared by every model object on the
+            same base URL); ``None`` chooses from the endpoint (:func:`~fairprobe.models.scheduler.default_concurrency`).
         timeout: seconds per HTTP request (connect, read, write each).
         retries: retries after the first attempt (so ``retries + 1`` attempts at most).
         backoff: first backoff delay in seconds; doubles each retry, plus up to 50% jitter.
@@ -111,7 +120,7 @@ class OpenAIChat:
         *,
         api_key: str | None = None,
         backend: str = "openai-compatible",
-        concurrency: int = 4,
+        concurrency: int | None = None,
         timeout: float = 60.0,
         retries: int = 4,
         backoff: float = 0.5,
@@ -121,6 +130,8 @@ class OpenAIChat:
         self.base_url = base_url.rstrip("/")
         self.shown_url = redact_uri(self.base_url)
         """The base URL as it may be printed or stored (a key in it replaced by ``***``)."""
+        if concurrency is None:
+            concurrency = default_concurrency(self.base_url)
         if not (
             concurrency >= 1
             and retries >= 0
@@ -134,6 +145,7 @@ class OpenAIChat:
                 "backoff >= 0, all finite"
             )
         self.concurrency = int(concurrency)
+        self.scheduler = scheduler_for(self.base_url, self.concurrency)
         self.timeout = float(timeout)
         self.retries = int(retries)
         self.backoff = float(backoff)
@@ -141,12 +153,21 @@ class OpenAIChat:
         self._secret = api_key or ""
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         host = urlsplit(self.base_url).hostname or ""
-        self._client = httpx.Client(
-            headers=headers,
-            timeout=httpx.Timeout(self.timeout),
-            limits=httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency),
-            trust_env=host not in _LOOPBACK,
-        )
+        # One HTTP client per CLIENT_CONNECTIONS requests in flight: a single httpx connection pool
+        # shared by hundreds of threads spends its time on its own lock (256 threads: ~60 req/s).
+        size = min(self.concurrency, CLIENT_CONNECTIONS)
+        self._clients = [
+            httpx.Client(
+                headers=headers,
+                timeout=httpx.Timeout(self.timeout),
+                limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+                trust_env=host not in _LOOPBACK,
+            )
+            for _ in range(-(-self.concurrency // CLIENT_CONNECTIONS))
+        ]
+        self._client = self._clients[0]
+        self._local = threading.local()
+        self._assigned = itertools.count()
         self._jitter = random.Random()
         served = self.served_models() if probe else []
         if model is None:
@@ -321,7 +342,8 @@ class OpenAIChat:
             retry_after = None
             start = time.perf_counter()
             try:
-                response = self._client.post(url, json=body)
+                with self.scheduler.slot():
+                    response = self._thread_client().post(url, json=body)
             except httpx.TimeoutException:
                 kinds.append("timeout")
                 problem = f"no answer within timeout={self.timeout:g} s"
@@ -335,6 +357,7 @@ class OpenAIChat:
                 latency = time.perf_counter() - start
                 code = response.status_code
                 if code == 200:
+                    self.scheduler.succeeded()
                     try:
                         answer = self._parse(response, latency)
                     except _Malformed as exc:
@@ -346,6 +369,8 @@ class OpenAIChat:
                         kinds.append("empty")
                         problem = "empty answer (content null or empty)"
                 elif code == 429 or code >= 500:
+                    if code == 429:
+                        self.scheduler.throttled()
                     kinds.append(f"http{code}")
                     problem = f"HTTP {code}"
                     retry_after = _retry_after_seconds(response)
@@ -354,7 +379,8 @@ class OpenAIChat:
             if attempt == self.retries:
                 break
             delay = self._delay(attempt, retry_after)
-            log.warning("%s: %s; retry %d/%d in %.2f s", shown, problem, attempt + 1, self.retries, delay)
+            note_retry()  # counted on the progress line; one log line per retry would drown it
+            log.debug("%s: %s; retry %d/%d in %.2f s", shown, problem, attempt + 1, self.retries, delay)
             time.sleep(delay)
         attempts = len(kinds)
         if kinds[-1] == "connect":
@@ -374,6 +400,10 @@ class OpenAIChat:
         """One response per request, same order; up to ``concurrency`` requests in flight."""
         return self.chat_each(requests, None)
 
+    def submit(self, request: ChatRequest) -> Future[ChatResponse]:
+        """Send ``request`` on the endpoint's scheduler; the future holds its answer (or error)."""
+        return self.scheduler.submit(self._send, request)
+
     def chat_each(
         self, requests: list[ChatRequest], on_answer: Callable[[int, ChatResponse], None] | None
     ) -> list[ChatResponse]:
@@ -383,42 +413,41 @@ class OpenAIChat:
         dropped; then the first error is raised."""
         requests = list(requests)
         results: list[ChatResponse | None] = [None] * len(requests)
-        if len(requests) <= 1 or self.concurrency == 1:
-            for i, r in enumerate(requests):
-                results[i] = self._send(r)
-                if on_answer is not None:
-                    on_answer(i, results[i])
-            return results  # type: ignore[return-value]
         error: BaseException | None = None
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(requests))) as pool:
-            futures: dict[Future[ChatResponse], int] = {
-                pool.submit(self._send, r): i for i, r in enumerate(requests)
-            }
-            try:
-                for future in as_completed(futures):
-                    try:
-                        response = future.result()
-                    except CancelledError:
-                        continue
-                    except Exception as exc:  # noqa: BLE001 - raised below, after the others
-                        if error is None:
-                            error = exc
-                            for f in futures:
-                                f.cancel()
-                        continue
-                    results[futures[future]] = response
-                    if on_answer is not None:
-                        on_answer(futures[future], response)
-            except BaseException:
-                for f in futures:
-                    f.cancel()
-                raise
+        futures: dict[Future[ChatResponse], int] = {self.submit(r): i for i, r in enumerate(requests)}
+        try:
+            for future in as_completed(futures):
+                try:
+                    response = future.result()
+                except CancelledError:
+                    continue
+                except Exception as exc:  # noqa: BLE001 - raised below, after the others
+                    if error is None:
+                        error = exc
+                        for f in futures:
+                            f.cancel()
+                    continue
+                results[futures[future]] = response
+                if on_answer is not None:
+                    on_answer(futures[future], response)
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
         if error is not None:
             raise error
         return results  # type: ignore[return-value]
 
+    def _thread_client(self) -> httpx.Client:
+        """This worker thread's HTTP client (threads are spread over the clients round-robin)."""
+        client = getattr(self._local, "client", None)
+        if client is None:
+            client = self._local.client = self._clients[next(self._assigned) % len(self._clients)]
+        return client
+
     def close(self) -> None:
-        self._client.close()
+        for client in self._clients:
+            client.close()
 
     def __repr__(self) -> str:
         return f"OpenAIChat({self.shown_url!r}, model={self.model!r})"

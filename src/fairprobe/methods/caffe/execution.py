@@ -38,6 +38,8 @@ from fairprobe.methods.caffe.kb import Triple, build_kb, load_kb, retopic
 from fairprobe.methods.caffe.verdicts import CALIBRATE_AT_ZERO, verdict
 from fairprobe.models.base import ChatRequest
 from fairprobe.models.redact import redact_uri
+from fairprobe.models.scheduler import Lookahead, Pending, backlog_for, submit_chat
+from fairprobe.progress import Credit
 from fairprobe.readers import require_file
 from fairprobe.runner import RunContext
 from fairprobe.stats import cochran_sample_size
@@ -297,8 +299,11 @@ def execute(block: CaffeBlock, ctx: RunContext) -> None:
     chat = ctx.chat(model_uri)
     answers: dict[str, list[str]] = {}
     with ctx.progress("pairs", len(pairs)) as bar:
-        for start in range(0, len(pairs), block.batch_pairs):
-            batch = pairs[start : start + block.batch_pairs]
+        batches = [
+            pairs[start : start + block.batch_pairs] for start in range(0, len(pairs), block.batch_pairs)
+        ]
+
+        def prepare(batch: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[ChatRequest]]:
             requests: list[ChatRequest] = []
             for p in batch:
                 case = by_id[p["case"]]
@@ -308,16 +313,29 @@ def execute(block: CaffeBlock, ctx: RunContext) -> None:
                     if key not in answers:
                         answers[key] = []
                         requests.extend(_requests(case, p[f"prompt_{side}"], repeats_for(block, case)))
-            texts = [r.text for r in chat.chat(requests)] if requests else []
+            return batch, requests
+
+        def submit(item: tuple[list[dict[str, Any]], list[ChatRequest]]) -> Pending[Any]:
+            batch, requests = item
+            credit = Credit(bar, len(batch), len(requests))
+            pending = submit_chat(chat, requests, credit.answered) if requests else Pending.ready([])
+            return Pending(lambda: (pending.result(), credit), pending.outstanding, pending.cancel)
+
+        def finish(item: tuple[list[dict[str, Any]], list[ChatRequest]], done: Any) -> None:
+            responses, credit = done
+            texts = [r.text for r in responses]
             cursor = 0
-            for p in batch:
+            for p in item[0]:
                 for side in ("1", "2"):
                     key = p[f"prompt_{side}_key"]
                     if not answers[key]:
                         n = repeats_for(block, by_id[p["case"]]) + 1
                         answers[key] = texts[cursor : cursor + n]
                         cursor += n
-            bar.advance(len(batch))
+            credit.settle()
+
+        # every batch's requests go out as soon as it is built; answers are read back in batch order
+        Lookahead(submit, finish, backlog=backlog_for(chat)).run(map(prepare, batches))
     usable = [
         p
         for p in pairs

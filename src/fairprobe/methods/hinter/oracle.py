@@ -115,9 +115,16 @@ class _RenamedLabels:
         self.fingerprint = inner.fingerprint
 
     def predict(self, texts: list[str]) -> list[Any]:
+        return self._rename(self.inner.predict(texts))
+
+    def predict_async(self, texts: list[str], on_item: Any = None) -> Any:
+        """:meth:`predict` without waiting (the LLM's requests go to its endpoint now)."""
+        from fairprobe.models.scheduler import Pending, submit_predict
+
+        pending = submit_predict(self.inner, texts, on_item)
+        return Pending(lambda: self._rename(pending.result()), pending.outstanding, pending.cancel)
+
+    def _rename(self, preds: list[Any]) -> list[Any]:
         from fairprobe.models.base import Prediction
 
-        out = []
-        for pred in self.inner.predict(texts):
-            out.append(Prediction(frozenset(self.reverse.get(x, x) for x in pred.labels), pred.scores))
-        return out
+        return [Prediction(frozenset(self.reverse.get(x, x) for x in p.labels), p.scores) for p in preds]

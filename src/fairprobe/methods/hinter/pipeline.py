@@ -25,7 +25,7 @@ For each original text c:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from fairprobe.datasets import Dataset, Record, load_dataset
@@ -44,7 +44,9 @@ from fairprobe.methods.hinter.findings import FINDING_SCHEMA, SHARDS_DIR
 from fairprobe.methods.hinter.oracle import build_model_under_test, model_factory
 from fairprobe.methods.hinter.tasks import FewShot, few_shot_split
 from fairprobe.models.base import INVALID, Prediction
+from fairprobe.models.scheduler import Lookahead, Pending, backlog_for, submit_predict
 from fairprobe.models.uri import model_kind
+from fairprobe.progress import Credit
 from fairprobe.runner import RunContext
 from fairprobe.shards import ShardWriter, remove_partial, shard_files, shard_name
 from fairprobe.text.mutate import Mutant
@@ -247,26 +249,87 @@ def _run_shards(
         f"{', '.join(block.attributes)}; order {block.order}; executor {executor.name}"
     )
     with ctx.progress("originals", sum(len(b) for _, b in todo)) as bar:
-
-        def consume(index: int, chunks: Iterator[list[OriginalCases]]) -> None:
-            writer = ShardWriter(folder, index, FINDING_SCHEMA)
+        shards = _ShardSink(folder, ctx, bar, fluency, block.score_discarded)
+        flow = Lookahead(shards.submit(model), shards.finish, backlog=backlog_for(model))
+        if executor.name == "local":  # one stream over every shard: no barrier between shards
             try:
-                for chunk in chunks:
-                    texts = texts_to_run(chunk, block.score_discarded)
-                    outputs = dict(zip(texts, model.predict(texts), strict=True))
-                    scores: dict[str, float] = {}
-                    if fluency is not None:
-                        every = fluency_texts(chunk)
-                        scores = dict(zip(every, fluency.score(every), strict=True))
-                    writer.write(judge_chunk(chunk, outputs, scores, block.score_discarded))
+                flow.run(
+                    _flatten(
+                        (index, shard_cases(batch, dictionary, block, ctx.seed, processes))
+                        for index, batch in todo
+                    )
+                )
             except BaseException:
-                writer.abort()
+                shards.abort()
                 raise
-            writer.close()
-            ctx.store.set_state(f"shard:{index}", {"findings": writer.rows})
-            bar.advance(len(plan[index][1]))
+        else:
 
-        executor.run_shards(shard_cases, todo, (dictionary, block, ctx.seed, processes), consume)
+            def consume(index: int, chunks: Iterator[list[OriginalCases]]) -> None:
+                try:
+                    flow.run(_flatten([(index, chunks)]))
+                except BaseException:
+                    shards.abort()
+                    raise
+
+            executor.run_shards(shard_cases, todo, (dictionary, block, ctx.seed, processes), consume)
+
+
+def _flatten(
+    shards: Iterable[tuple[int, Iterator[list[OriginalCases]]]],
+) -> Iterator[tuple[int, list[OriginalCases], bool]]:
+    """``(shard index, chunk, False)`` for every chunk of every shard, in order, and
+    ``(index, [], True)`` after a shard's last chunk; pulling the next item generates and validates
+    it (stages 1-2) while earlier chunks are with the model."""
+    for index, chunks in shards:
+        for chunk in chunks:
+            yield index, chunk, False
+        yield index, [], True
+
+
+class _ShardSink:
+    """Stages 3-4 for streamed chunks: send a chunk's texts to the model at once, then (in chunk
+    order) judge it and write it to its shard's Parquet file; a shard's last chunk closes the file
+    and marks the shard done. Progress moves with every answer (a share of the chunk's originals)."""
+
+    def __init__(self, folder: Any, ctx: RunContext, bar: Any, fluency: Any, score_discarded: bool):
+        self.folder, self.ctx, self.bar = folder, ctx, bar
+        self.fluency, self.score_discarded = fluency, score_discarded
+        self.writers: dict[int, ShardWriter] = {}
+
+    def submit(self, model: Any) -> Any:
+        def send(item: tuple[int, list[OriginalCases], bool]) -> Any:
+            _, chunk, _ = item
+            texts = texts_to_run(chunk, self.score_discarded)
+            originals = sum(1 for piece in chunk if piece.emit_atomic)
+            credit = Credit(self.bar, originals, len(texts))
+            pending = submit_predict(model, texts, credit.answered) if texts else Pending.ready([])
+            return Pending(lambda: (texts, pending.result(), credit), pending.outstanding, pending.cancel)
+
+        return send
+
+    def finish(self, item: tuple[int, list[OriginalCases], bool], answers: Any) -> None:
+        index, chunk, last = item
+        texts, predictions, credit = answers
+        writer = self.writers.get(index)
+        if writer is None:
+            writer = self.writers[index] = ShardWriter(self.folder, index, FINDING_SCHEMA)
+        if chunk:
+            outputs = dict(zip(texts, predictions, strict=True))
+            scores: dict[str, float] = {}
+            if self.fluency is not None:
+                every = fluency_texts(chunk)
+                scores = dict(zip(every, self.fluency.score(every), strict=True))
+            writer.write(judge_chunk(chunk, outputs, scores, self.score_discarded))
+        credit.settle()
+        if last:
+            writer.close()
+            del self.writers[index]
+            self.ctx.store.set_state(f"shard:{index}", {"findings": writer.rows})
+
+    def abort(self) -> None:
+        for writer in self.writers.values():
+            writer.abort()
+        self.writers.clear()
 
 
 def _fluency_scorer(block: HInterBlock) -> Any:

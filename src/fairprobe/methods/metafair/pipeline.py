@@ -38,10 +38,12 @@ from fairprobe.methods.metafair.schema import (
     validate_test,
     write_tests,
 )
-from fairprobe.models.base import ChatRequest
+from fairprobe.models.base import ChatRequest, ChatResponse
 from fairprobe.models.context import chat_tolerant
+from fairprobe.models.scheduler import batch_workers, ordered_map, submit_chat
 from fairprobe.oracles.llm_judge import LLMJudge
 from fairprobe.oracles.metamorphic import is_refusal, strip_think
+from fairprobe.progress import Credit
 from fairprobe.runner import RunContext
 
 
@@ -321,8 +323,25 @@ def execute(block: MetaFairBlock, ctx: RunContext) -> None:
     units = [(t, i) for t in tests for i in range(block.repeat) if f"{t.id}#{i}" not in done]
     ctx.log(f"{len(tests)} tests x {block.repeat} repetition(s); {len(units)} to run")
     step = block.batch_tests
+    batches = [units[start : start + step] for start in range(0, len(units), step)]
     with ctx.progress("tests", len(units)) as bar:
-        for start in range(0, len(units), step):
-            batch = units[start : start + step]
-            ctx.add_findings(process_batch(batch, block, model, judges, ctx.seed))
-            bar.advance(len(batch))
+
+        def run(batch: list[tuple[MetamorphicTest, int]]) -> tuple[list[dict[str, Any]], Credit]:
+            credit = Credit(bar, len(batch), 2 * len(batch))  # about two model answers per test
+            return process_batch(batch, block, _Answering(model, credit), judges, ctx.seed), credit
+
+        # batches overlap (one is judged while the next ones are with the model); stored in order
+        for findings, credit in ordered_map(run, batches, batch_workers(model, 2 * step)):
+            ctx.add_findings(findings)
+            credit.settle()
+
+
+class _Answering:
+    """The model under test, moving the progress bar as each of its answers arrives."""
+
+    def __init__(self, model: Any, credit: Credit):
+        self.model, self.credit = model, credit
+        self.fingerprint = model.fingerprint
+
+    def chat(self, requests: list[ChatRequest]) -> list[ChatResponse]:
+        return submit_chat(self.model, requests, self.credit.answered).result()

@@ -1,0 +1,189 @@
+"""The shared request scheduler: requests stay in flight across batches up to the endpoint's bound,
+answers come back in request order, HTTP 429 lowers the bound and success raises it again, a server
+that dies mid-run keeps every answer it gave, and a progress line counts retries instead of printing
+each one. Real HTTP throughout: the FAKE fixed-latency server of ``latency_server.py`` (a real server
+cannot be made to answer with a known latency, out of order, or to die on cue) and the FAKE 429
+server of ``servers.py``."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from latency_server import LatencyServer
+from servers import FaultServer, free_port
+
+from fairprobe.caching import CachedChatModel
+from fairprobe.errors import ModelError
+from fairprobe.models import ChatRequest, load_chat
+from fairprobe.models.scheduler import (
+    HOSTED_CONCURRENCY,
+    LOCAL_CONCURRENCY,
+    EndpointScheduler,
+    Lookahead,
+    Pending,
+    default_concurrency,
+)
+from fairprobe.progress import ProgressReporter
+from fairprobe.store import Store
+
+FAST = {"backoff": 0.0, "timeout": 10.0}
+
+
+def _requests(prefix: str, n: int) -> list[ChatRequest]:
+    return [ChatRequest.of(f"{prefix} {i}") for i in range(n)]
+
+
+def test_requests_stay_in_flight_across_batches_up_to_the_bound_in_order(tmp_path):
+    with LatencyServer(latency=0.05, jitter=0.1) as server, Store(tmp_path / "run.db") as store:
+        model = CachedChatModel(load_chat(server.uri(), concurrency=6, **FAST), [store])
+        batches = [_requests(f"batch {b}", 4) for b in range(8)]  # 4 per batch: a barrier would cap at 4
+        pending = [model.chat_async(batch) for batch in batches]
+        answers = [p.result() for p in pending]
+        stored = store.get_responses(model.fingerprint.key, [r.cache_key() for b in batches for r in b])
+    assert [[a.text for a in batch] for batch in answers] == [
+        [f"echo: {r.messages[-1].content}" for r in batch] for batch in batches
+    ]
+    assert server.max_in_flight == 6  # the bound, reached across batches, never passed
+    assert model.calls == 32 and server.posts == 32
+    assert len(stored) == 32  # each answer stored as it arrived
+
+
+def test_a_request_in_flight_for_an_earlier_batch_is_not_sent_twice(tmp_path):
+    with LatencyServer(latency=0.1) as server, Store(tmp_path / "run.db") as store:
+        model = CachedChatModel(load_chat(server.uri(), concurrency=4, **FAST), [store])
+        first = model.chat_async(_requests("same", 3))
+        second = model.chat_async(_requests("same", 3))  # asked again before the first answers came
+        assert [a.text for a in first.result()] == [a.text for a in second.result()]
+    assert server.posts == 3
+
+
+def test_default_concurrency_follows_the_endpoint():
+    assert default_concurrency("http://127.0.0.1:8080/v1") == LOCAL_CONCURRENCY
+    assert default_concurrency("http://192.168.1.20:8000/v1") == LOCAL_CONCURRENCY
+    assert default_concurrency("https://api.openai.com/v1") == HOSTED_CONCURRENCY
+    with LatencyServer() as server:
+        assert load_chat(server.uri(), **FAST).concurrency == LOCAL_CONCURRENCY
+
+
+def test_429_halves_the_bound_once_per_burst_and_success_raises_it_again():
+    scheduler = EndpointScheduler("test", 8, cooldown=60.0)
+    for _ in range(5):  # one burst of 429s counts once
+        scheduler.throttled()
+    assert scheduler.limit == 4 and scheduler.throttles == 5
+    for _ in range(4 + 5 + 6 + 7):  # `limit` answers in a row give one more slot
+        scheduler.succeeded()
+    assert scheduler.limit == 8
+    scheduler.succeeded()
+    assert scheduler.limit == 8  # never above the configured concurrency
+
+
+def test_http_429_from_a_fake_server_lowers_concurrency_and_every_request_is_answered(tmp_path):
+    with FaultServer(script=[("429", 0)] * 6) as fault, Store(tmp_path / "run.db") as store:
+        model = CachedChatModel(load_chat(fault.uri, concurrency=8, retries=8, **FAST), [store])
+        answers = model.chat(_requests("q", 12))
+        scheduler = model.inner.scheduler
+    assert [a.text for a in answers] == [f"echo: q {i}" for i in range(12)]
+    assert scheduler.throttles == 6
+    assert scheduler.limit < 8  # 12 answers after a halving to 4 are not enough to climb back to 8
+
+
+def test_a_slot_is_not_held_while_a_request_waits_out_its_back_off():
+    scheduler = EndpointScheduler("test", 1)
+    with scheduler.slot():
+        pass
+    done = threading.Event()
+
+    def other():
+        with scheduler.slot():
+            done.set()
+
+    with scheduler.slot():
+        threading.Thread(target=other, daemon=True).start()
+        assert not done.wait(0.2)  # bound of 1: the other waits
+    assert done.wait(2.0)
+
+
+def test_lookahead_prepares_the_next_item_while_the_model_answers_and_finishes_in_order():
+    events: list[str] = []
+    gate = {i: threading.Event() for i in range(4)}
+
+    def items():
+        for i in range(4):
+            events.append(f"prepare {i}")
+            yield i
+
+    def submit(i):
+        if i == 1:  # item 0 is answered only after item 1 was prepared: the driver did not wait on it
+            gate[0].set()
+        gate[i].set() if i else None
+        return Pending(lambda: gate[i].wait(5) and i, lambda: 0 if gate[i].is_set() else 1)
+
+    Lookahead(submit, lambda i, answer: events.append(f"finish {answer}"), backlog=2).run(items())
+    assert events.index("prepare 1") < events.index("finish 0")
+    assert [e for e in events if e.startswith("finish")] == [f"finish {i}" for i in range(4)]
+
+
+def test_a_server_dying_mid_run_keeps_what_it_answered_and_a_rerun_asks_only_the_rest(tmp_path):
+    port = free_port()
+    logs = [tmp_path / "served1.log", tmp_path / "served2.log"]
+
+    def serve(log: Path) -> subprocess.Popen:
+        here = Path(__file__).resolve().parents[1]
+        proc = subprocess.Popen(
+            [sys.executable, str(here / "latency_server.py"), "--port", str(port), "--latency", "0.1",
+             "--log", str(log)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert proc.stdout is not None and proc.stdout.readline().startswith("serving")
+        return proc
+
+    batches = [_requests(f"batch {b}", 10) for b in range(4)]
+    server = serve(logs[0])
+    with Store(tmp_path / "run.db") as store:
+        model = CachedChatModel(load_chat(f"openai+http://127.0.0.1:{port}/v1#planted", concurrency=4,
+                                          retries=0, **FAST), [store])  # fmt: skip
+        pending = [model.chat_async(batch) for batch in batches]
+        deadline = time.monotonic() + 30
+        while (
+            not logs[0].exists() or len(logs[0].read_text().splitlines()) < 12
+        ) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        server.kill()  # the server dies mid-run, with requests in flight
+        server.wait()
+        with pytest.raises(ModelError, match="cannot reach|failed"):
+            for p in pending:
+                p.result()
+        keys = [r.cache_key() for b in batches for r in b]
+        kept = store.get_responses(model.fingerprint.key, keys)
+        assert 8 <= len(kept) < 40  # what was answered before the kill (in-flight answers may be lost)
+    server = serve(logs[1])
+    try:
+        with Store(tmp_path / "run.db") as store:
+            model = CachedChatModel(load_chat(f"openai+http://127.0.0.1:{port}/v1#planted", **FAST), [store])
+            answers = [a.text for b in batches for a in model.chat([r for r in b])]
+    finally:
+        server.kill()
+        server.wait()
+    assert answers == [f"echo: batch {b} {i}" for b in range(4) for i in range(10)]
+    asked_again = logs[1].read_text().splitlines()
+    assert len(asked_again) == 40 - len(kept)  # each kept answer is reused, every other one asked once
+
+
+def test_progress_counts_retries_on_its_line_instead_of_printing_each():
+    stream = io.StringIO()
+    with FaultServer(script=[("500",)] * 3) as fault:
+        model = load_chat(fault.uri, concurrency=1, retries=5, **FAST)
+        with ProgressReporter("run: asking", 2, stream=stream, interval=0.0) as bar:
+            for request in _requests("q", 2):
+                model.chat([request])
+                bar.advance(0.5)
+                bar.advance(0.5)  # fractions of an item: per-answer progress
+    lines = stream.getvalue().splitlines()
+    assert lines[-1].startswith("run: asking: 2/2 (100%)") and lines[-1].endswith(", 3 retries")
+    assert not any("retry" in line and "retries" not in line for line in lines)
