@@ -30,6 +30,7 @@ from fairprobe.cli_common import (
 )
 from fairprobe.errors import UsageError
 from fairprobe.methods.metafair.block import MetaFairBlock
+from fairprobe.methods.metafair.schema import MetamorphicTest
 from fairprobe.refusals import DEFAULT_MAX_ASYMMETRIC_INVALID_RATE
 
 Model = Models
@@ -70,6 +71,24 @@ def _run(options: dict, out: Path | None, seed: int, overwrite: bool, fail_on: l
     if out is None:
         raise UsageError("--out is required: the run folder")
     run_technique("metafair", options, out, seed=seed, overwrite=overwrite, fail_on=fail_on)
+
+
+def _valid_test(record: dict) -> MetamorphicTest | None:
+    """A test read back from a generated file, or ``None`` for a row that is not a valid test (a
+    person may have edited the file; such rows stay in it and are not counted as done)."""
+    from fairprobe.methods.metafair.schema import InvalidTest, validate_test
+
+    try:
+        return validate_test(record)
+    except InvalidTest:
+        return None
+
+
+def _in_flight(chat: object) -> int:
+    """Requests sent together: as many as the backend answers at once (an HTTP model's
+    ``concurrency``), 1 for an in-process model; each finished chunk is written before the next."""
+    inner = getattr(chat, "inner", chat)
+    return max(1, int(getattr(inner, "concurrency", 1) or 1))
 
 
 def add_commands(app: typer.Typer) -> None:
@@ -203,12 +222,19 @@ def add_commands(app: typer.Typer) -> None:
         max_tokens: GenTok = 1200,
         temperature: Annotated[float, typer.Option(help="generator temperature")] = 0.7,
         seed: Seed = 0,
+        overwrite: Annotated[
+            bool, typer.Option(help="start OUT afresh instead of resuming the tests already in it")
+        ] = False,
     ) -> None:
-        """Generate metamorphic tests with an LLM into a JSONL file (invalid output goes to OUT.invalid.jsonl)."""
+        """Generate metamorphic tests with an LLM into a JSONL file (invalid output goes to OUT.invalid.jsonl).
+
+        Each valid test is appended to OUT as soon as it is made, with progress on stderr; a re-run
+        with OUT present resumes: requests that already have their tests are skipped."""
+        from fairprobe.appendlog import AppendLog
         from fairprobe.lexicons.metafair_catalogue import load_catalogue
         from fairprobe.methods.metafair import generator as gen
         from fairprobe.methods.metafair.relations import select_dimensions, select_relations
-        from fairprobe.methods.metafair.schema import write_tests
+        from fairprobe.progress import ProgressReporter
         from fairprobe.readers import check_output_file
 
         check_options(
@@ -235,26 +261,44 @@ def add_commands(app: typer.Typer) -> None:
             tests_per_attribute,
             seed,
         )
-        result = gen.generate(
-            requests,
-            cached_chat(generator),
-            cat,
-            retries=retries,
-            seed=seed,
-            max_tokens=max_tokens,
-            temperature=temperature,
-        )
-        out.parent.mkdir(parents=True, exist_ok=True)
-        write_tests(out, result.tests)
         bad = out.with_name(out.stem + ".invalid.jsonl")
-        bad.write_text(
-            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.invalid), encoding="utf-8"
-        )
+        with AppendLog(out, fresh=overwrite) as log, AppendLog(bad, fresh=True) as bad_log:
+            before = [t for t in (_valid_test(r) for r in log.existing) if t is not None]
+            todo = gen.remaining(requests, before)
+            if before:
+                typer.echo(
+                    f"resuming {out}: {len(before)} test(s) already there, {len(requests) - len(todo)} of "
+                    f"{len(requests)} request(s) done, {len(todo)} left (--overwrite starts over)",
+                    err=True,
+                )
+            with ProgressReporter("metafair generate: requests", len(todo), interval=2.0) as bar:
+
+                def done(tests: list, invalid: list, n: int) -> None:
+                    for t in tests:
+                        log.write(t.to_json())
+                    for r in invalid:
+                        bad_log.write(r)
+                    bar.advance(n)
+
+                chat = cached_chat(generator)
+                result = gen.generate(
+                    todo,
+                    chat,
+                    cat,
+                    retries=retries,
+                    seed=seed,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    existing=before,
+                    chunk=_in_flight(chat),
+                    on_done=done,
+                )
+        total = len(before) + len(result.tests)
         typer.echo(
-            f"wrote {len(result.tests)} test(s) to {out}; {len(result.invalid)} request(s) left invalid or short "
-            f"(see {bad}); {result.duplicates} near-duplicate(s) removed"
+            f"wrote {len(result.tests)} new test(s) to {out} ({total} in all); {len(result.invalid)} request(s) "
+            f"left invalid or short (see {bad}); {result.duplicates} near-duplicate(s) removed"
         )
-        if not result.tests:
+        if not total:
             typer.echo("no valid test was generated; try a stronger generator or more --retries", err=True)
             raise typer.Exit(1)
 
