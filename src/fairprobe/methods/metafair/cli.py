@@ -262,6 +262,7 @@ def add_commands(app: typer.Typer) -> None:
             seed,
         )
         bad = out.with_name(out.stem + ".invalid.jsonl")
+        chat = cached_chat(generator)  # a bad URI stops here, before any file is touched
         with AppendLog(out, fresh=overwrite) as log, AppendLog(bad, fresh=True) as bad_log:
             before = [t for t in (_valid_test(r) for r in log.existing) if t is not None]
             todo = gen.remaining(requests, before)
@@ -280,7 +281,6 @@ def add_commands(app: typer.Typer) -> None:
                         bad_log.write(r)
                     bar.advance(n)
 
-                chat = cached_chat(generator)
                 result = gen.generate(
                     todo,
                     chat,
