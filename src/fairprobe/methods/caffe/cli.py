@@ -176,8 +176,14 @@ def add_commands(app: typer.Typer) -> None:
         pair_mode: PairMode = None,
         generator_max_tokens: GenTokens = 400,
         seed: Seed = 0,
+        overwrite: Annotated[
+            bool, typer.Option(help="start OUT afresh instead of resuming the triples already in it")
+        ] = False,
     ) -> None:
-        """Generate counterfactual prompt pairs for the case(s) into prompts.jsonl (+ .stopping.json)."""
+        """Generate counterfactual prompt pairs for the case(s) into prompts.jsonl (+ .stopping.json).
+
+        Each accepted pair is appended to OUT as it is made, with progress per triple on stderr; a
+        re-run with OUT present resumes: triples finished before are skipped."""
         from fairprobe.errors import UsageError
         from fairprobe.methods.caffe.block import CaffeBlock
         from fairprobe.methods.caffe.case import load_case
@@ -185,12 +191,14 @@ def add_commands(app: typer.Typer) -> None:
         from fairprobe.methods.caffe.generation import (
             default_pair_mode,
             generate_pairs,
+            resumed_stats,
             stopping_summary,
-            write_prompts,
+            write_stopping,
         )
         from fairprobe.methods.caffe.kb import build_kb, load_kb, retopic
         from fairprobe.progress import ProgressReporter
         from fairprobe.readers import check_output_file
+        from fairprobe.streaming import AppendLog, in_flight
 
         if not case:
             raise UsageError("fairprobe caffe generate needs --case CASE.yaml")
@@ -215,28 +223,54 @@ def add_commands(app: typer.Typer) -> None:
         chat = cached_chat(generator)
         if llm_topics:
             chosen = retopic(chosen, chat, generator, seed)
-        with ProgressReporter("caffe: generator calls", len(chosen) * len(cases)) as bar:
-            records, stats = generate_pairs(
-                cases,
-                chosen,
-                chat,
-                generator=generator,
-                seed=seed,
-                cap=cap,
-                delta=delta,
-                patience=patience,
-                fixed=pairs_per_triple,
-                per_call=pairs_per_call,
-                max_calls=generator_calls,
-                mode=pair_mode or default_pair_mode(generator),
-                max_tokens=generator_max_tokens,
-                progress=bar,
-            )
-        side = write_prompts(records, stats, out)
-        summary = stopping_summary(stats)
+        side = out.with_name(out.stem + ".stopping.json")
+        resuming = out.is_file() and not overwrite
+        with AppendLog(out, fresh=overwrite) as log:
+            stats = resumed_stats(side) if resuming else []
+            done = {(s["case"], s["triple_id"]) for s in stats}
+            kept = [r for r in log.existing if (r.get("case"), r.get("triple_id")) in done]
+            finished = done & {(c.identifier, t.id) for c in cases for t in chosen}
+            if len(kept) < len(log.existing):  # pairs of a triple the kill cut short: made again
+                log.rewrite(kept)
+            total = len(chosen) * len(cases)
+            if finished:
+                typer.echo(
+                    f"resuming {out}: {len(kept)} pair(s) of {len(finished)} finished triple(s) already there; "
+                    f"{total - len(finished)} of {total} triple(s) left (--overwrite starts over)",
+                    err=True,
+                )
+
+            def triple_done(stat: dict) -> None:
+                stats.append(stat)
+                write_stopping(stats, side)
+
+            with ProgressReporter("caffe generate: triples", total - len(finished), interval=2.0) as bar:
+                records, _ = generate_pairs(
+                    cases,
+                    chosen,
+                    chat,
+                    generator=generator,
+                    seed=seed,
+                    cap=cap,
+                    delta=delta,
+                    patience=patience,
+                    fixed=pairs_per_triple,
+                    per_call=pairs_per_call,
+                    max_calls=generator_calls,
+                    mode=pair_mode or default_pair_mode(generator),
+                    max_tokens=generator_max_tokens,
+                    progress=bar,
+                    chunk=in_flight(chat),
+                    skip=finished,
+                    on_pair=log.write,
+                    on_triple=triple_done,
+                )
+        write_stopping(stats, side)
         typer.echo(
-            f"wrote {len(records)} pairs for {len(chosen)} triple(s) to {out}; stopping points in {side}"
+            f"wrote {len(records)} new pair(s) to {out} ({len(kept) + len(records)} in all) for {total} "
+            f"case-triple(s); stopping points in {side}"
         )
+        summary = stopping_summary(stats)
         typer.echo(
             json.dumps(
                 {

@@ -84,13 +84,6 @@ def _valid_test(record: dict) -> MetamorphicTest | None:
         return None
 
 
-def _in_flight(chat: object) -> int:
-    """Requests sent together: as many as the backend answers at once (an HTTP model's
-    ``concurrency``), 1 for an in-process model; each finished chunk is written before the next."""
-    inner = getattr(chat, "inner", chat)
-    return max(1, int(getattr(inner, "concurrency", 1) or 1))
-
-
 def add_commands(app: typer.Typer) -> None:
     group = typer.Typer(help="Meta-Fair: 14 metamorphic relations, LLM judge and deterministic oracles.")
 
@@ -230,12 +223,12 @@ def add_commands(app: typer.Typer) -> None:
 
         Each valid test is appended to OUT as soon as it is made, with progress on stderr; a re-run
         with OUT present resumes: requests that already have their tests are skipped."""
-        from fairprobe.appendlog import AppendLog
         from fairprobe.lexicons.metafair_catalogue import load_catalogue
         from fairprobe.methods.metafair import generator as gen
         from fairprobe.methods.metafair.relations import select_dimensions, select_relations
         from fairprobe.progress import ProgressReporter
         from fairprobe.readers import check_output_file
+        from fairprobe.streaming import AppendLog, in_flight
 
         check_options(
             MetaFairBlock,
@@ -290,7 +283,7 @@ def add_commands(app: typer.Typer) -> None:
                     max_tokens=max_tokens,
                     temperature=temperature,
                     existing=before,
-                    chunk=_in_flight(chat),
+                    chunk=in_flight(chat),
                     on_done=done,
                 )
         total = len(before) + len(result.tests)

@@ -14,6 +14,13 @@ from pathlib import Path
 from typing import IO, Any
 
 
+def in_flight(chat: object) -> int:
+    """How many requests a generator sends together before writing what they made: as many as the
+    backend answers at once (an HTTP model's ``concurrency``), 1 for an in-process model."""
+    inner = getattr(chat, "inner", chat)  # a CachedChatModel's model
+    return max(1, int(getattr(inner, "concurrency", 1) or 1))
+
+
 class AppendLog:
     """``with AppendLog(path, fresh=False) as log: log.existing ...; log.write(record)``.
 
