@@ -56,6 +56,13 @@ def add_commands(app: typer.Typer) -> None:
         spacy_model: Annotated[str | None, typer.Option(help="spaCy parser package")] = None,
         processes: Annotated[int, typer.Option(help="processes for the dependency invariant")] = 1,
         task: Annotated[str | None, typer.Option(help="Table 7 prompt set for chat models")] = None,
+        prompt_template: Annotated[
+            str | None,
+            typer.Option(
+                help="your own prompt for a chat model: YAML with system, user ({text}), labels, "
+                "optional few_shot file (instead of --task)"
+            ),
+        ] = None,
         few_shot: Annotated[int, typer.Option(help="few-shot examples for chat models")] = 3,
         few_shot_data: Annotated[
             str | None,
@@ -99,6 +106,7 @@ def add_commands(app: typer.Typer) -> None:
             spacy_model=spacy_model,
             processes=processes,
             task=task,
+            prompt_template=prompt_template,
             few_shot=few_shot,
             few_shot_data=few_shot_data,
             grammar_server=grammar_server,
