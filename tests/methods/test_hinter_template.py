@@ -96,5 +96,5 @@ def test_smollm2_as_a_loan_officer_through_the_llama_server(cli, tmp_path, llama
         for row in pq.read_table(f).to_pylist()
     ]
     assert rows
-    answers = {a for row in rows for a in row["original_output"] + row["mutant_output"]}
+    answers = {a for row in rows for a in (row["original_output"] or []) + (row["mutant_output"] or [])}
     assert answers <= {"approve", "deny", "INVALID"} and answers & {"approve", "deny"}
