@@ -18,8 +18,8 @@ from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.tasks import FewShot, load_prompt_template, template_task
 
 ROOT = Path(__file__).resolve().parents[2]
-LOAN = ROOT / "examples" / "loan_classifier.yaml"
-APPS = ROOT / "examples" / "loan_applications.csv"
+LOAN = ROOT / "examples" / "loan" / "loan_classifier.yaml"
+APPS = ROOT / "examples" / "loan" / "loan_applications.csv"
 
 GOOD = (
     "system: You are a loan officer. Answer {labels}.\nuser: 'Application: {text}'\nlabels: [approve, deny]\n"
