@@ -61,6 +61,7 @@ def test_pairs_are_written_as_accepted_with_progress(cli, tmp_path):
     # two calls per triple (3 + 1 pairs); before each call the file held every pair accepted so far
     assert [int(c[1]) for c in _calls(tmp_path)] == [0, 3, 4, 7, 8, 11]
     assert len(read_prompts(tmp_path / "prompts.jsonl")) == 12
+    assert "caffe generate: 3 case-triple(s) to py-chat:gen:generate" in r.stderr  # said at the start
     assert "caffe generate: triples: 3/3 (100%)" in r.stderr and "eta" in r.stderr
     stopping = json.loads((tmp_path / "prompts.stopping.json").read_text())
     assert len(stopping["triples"]) == 3 and stopping["summary"]["pairs"] == 12

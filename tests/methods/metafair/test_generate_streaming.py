@@ -49,6 +49,7 @@ def test_tests_are_written_as_made_with_progress(cli, tmp_path):
     assert [int(c[2]) for c in calls] == [0, 1, 2, 3]
     tests, invalid = read_tests(tmp_path / "tests.jsonl")
     assert len(tests) == 4 and not invalid
+    assert "metafair generate: 4 request(s) of 1 test(s) to py-chat:gen:generate" in r.stderr  # at the start
     assert "metafair generate: requests: 4/4 (100%)" in r.stderr and "eta" in r.stderr
 
 

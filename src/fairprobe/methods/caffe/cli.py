@@ -244,6 +244,11 @@ def add_commands(app: typer.Typer) -> None:
                 stats.append(stat)
                 write_stopping(stats, side)
 
+            typer.echo(
+                f"caffe generate: {total - len(finished)} case-triple(s) to {generator}; pairs go to {out} "
+                "as they come",
+                err=True,
+            )
             with ProgressReporter("caffe generate: triples", total - len(finished), interval=2.0) as bar:
                 records, _ = generate_pairs(
                     cases,

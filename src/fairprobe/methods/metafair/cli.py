@@ -265,6 +265,11 @@ def add_commands(app: typer.Typer) -> None:
                     f"{len(requests)} request(s) done, {len(todo)} left (--overwrite starts over)",
                     err=True,
                 )
+            typer.echo(
+                f"metafair generate: {len(todo)} request(s) of {tests_per_attribute} test(s) to {generator}, "
+                f"each up to {retries + 1} round(s) of {max_tokens} tokens; tests go to {out} as they come",
+                err=True,
+            )
             with ProgressReporter("metafair generate: requests", len(todo), interval=2.0) as bar:
 
                 def done(tests: list, invalid: list, n: int) -> None:
