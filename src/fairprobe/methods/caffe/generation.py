@@ -342,7 +342,17 @@ def generate_pairs(
     for start in range(0, len(runs), step):
         part = runs[start : start + step]
         active = part
-        while active:
+        while True:
+            still = [r for r in active if not r.finished and r.calls < limit]
+            for run in active:
+                if not any(run is r for r in still):
+                    if on_triple is not None:
+                        on_triple(run.stats())
+                    if progress is not None:
+                        progress.advance(1)
+            active = still
+            if not active:
+                break
             requests = [
                 ChatRequest.of(
                     write(r.case, r.triple, per_call, [(p[1], p[2]) for p in r.pairs]),
@@ -364,14 +374,6 @@ def generate_pairs(
                         records.append(_record(run, len(run.pairs), generator))
                         if on_pair is not None:
                             on_pair(records[-1])
-            still = [r for r in active if not r.finished and r.calls < limit]
-            for run in active:
-                if run not in still:
-                    if on_triple is not None:
-                        on_triple(run.stats())
-                    if progress is not None:
-                        progress.advance(1)
-            active = still
     order = {(r.case.identifier, r.triple.id): i for i, r in enumerate(runs)}
     records.sort(key=lambda rec: order[(rec["case"], rec["triple_id"])])  # triple by triple, as written
     return records, [r.stats() for r in runs]
