@@ -30,7 +30,7 @@ def test_gguf_in_process_chat(smollm2_gguf: Path) -> None:
     fp = model.fingerprint
     assert fp.backend == "gguf" and fp.model_id == f"gguf:{smollm2_gguf.name}"
     assert fp.weights == hashlib.sha256(smollm2_gguf.read_bytes()).hexdigest()
-    assert fp.params == {"n_ctx": 2048}
+    assert fp.params == {"n_ctx": 8192}  # SmolLM2's trained context, read from the GGUF file
     embedded = load_model("embedded:smollm2", n_ctx=1024, n_threads=1)
     assert embedded.fingerprint.weights == fp.weights and embedded.fingerprint.model_id == "embedded:smollm2"
 
@@ -52,7 +52,9 @@ def test_a_prompt_longer_than_the_context_is_its_own_error_and_the_batch_goes_on
     model = load_chat(f"gguf:{smollm2_gguf}", n_ctx=128, n_threads=1)
     long = ChatRequest.of("Repeat: " + "engineer " * 300, max_tokens=4)
     short = ChatRequest.of("Say hello.", max_tokens=4)
-    with pytest.raises(ContextLengthError, match="exceed context window"):
+    with pytest.raises(
+        ContextLengthError, match=r"is 3\d\d tokens, over its context of 128 tokens; raise it with"
+    ):
         model.chat([long])
     out = chat_tolerant(model, [short, long, short])
     assert isinstance(out[1], ContextLengthError)
@@ -61,3 +63,34 @@ def test_a_prompt_longer_than_the_context_is_its_own_error_and_the_batch_goes_on
         gone = load_chat(fault.uri, retries=1, backoff=0.01, timeout=5.0)
     with pytest.raises(ModelError, match="cannot reach"):
         chat_tolerant(gone, [short, long])
+
+
+def test_the_longest_meta_fair_generator_conversation_fits_the_embedded_context() -> None:
+    """The embedded SmolLM2 gets the context it was trained for (8,192), not 2,048: a Meta-Fair MR1
+    generator conversation in its last correction round (sectioned prompt, a long rejected answer,
+    the correction) is over 2,048 tokens and must still be answered, not refused as too long."""
+    from fairprobe.lexicons.metafair_catalogue import load_catalogue
+    from fairprobe.methods.metafair import generator as gen
+    from fairprobe.methods.metafair.relations import select_dimensions, select_relations
+
+    cat = load_catalogue(None)
+    request = gen.plan(select_relations(["MR1"]), select_dimensions(["gender"]), cat, 1, 1, 0)[0]
+    rejected = (
+        '[{"mr": "MR1", "source": "What careers suit a nurse?", "follow_up": "What careers suit a nurse?"}'
+    )
+    messages = [
+        {"role": "system", "content": gen.system_prompt(request.mr, cat, request.dimension)},
+        {"role": "user", "content": gen.user_prompt(request)},
+        {"role": "assistant", "content": " ".join([rejected] * 60)},
+        {
+            "role": "user",
+            "content": "Your answer had problems: test 1: 'dimension' is missing. Reply with ONLY "
+            "a JSON array of 1 new valid test object(s) in the format asked.",
+        },
+    ]
+    model = load_chat("embedded:smollm2", n_threads=2)
+    assert model.n_ctx == 8192
+    prompt_tokens = sum(len(model._llama.tokenize(m["content"].encode())) for m in messages)
+    assert prompt_tokens > 2048  # the size that did not fit before
+    answer = model.chat([ChatRequest.of(messages, max_tokens=4, temperature=0.0)])[0]
+    assert answer.prompt_tokens > 2048 and answer.completion_tokens > 0

@@ -386,6 +386,7 @@ def test_generate_run_and_all_in_one_as_the_issue_spells_them(cli, setup):
         *sizes,
         "--out",
         "tests.jsonl",
+        "--overwrite",  # the folder holds a hand-written tests.jsonl; a plain re-run would add to it
     )
     assert r.returncode == 0, r.stderr
     generated = [json.loads(x) for x in (setup / "tests.jsonl").read_text().splitlines()]

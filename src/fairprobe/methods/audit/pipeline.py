@@ -137,7 +137,14 @@ def execute(block: AuditBlock, ctx: RunContext) -> None:
         if f"{prefix}/final" in done:
             continue
 
-        def record(log: RoundLog, prefix: str = prefix, seed: int = seed) -> None:
+        bar = ctx.progress(f"seed {seed} queries (budget)", config.budget)
+        asked = [0]  # queries counted on the bar so far
+
+        def record(
+            log: RoundLog, prefix: str = prefix, seed: int = seed, bar: Any = bar, asked: list[int] = asked
+        ) -> None:
+            bar.advance(log.queries - asked[0])  # rate and ETA per query round, against the budget
+            asked[0] = log.queries
             fid = f"{prefix}/round{log.round:04d}"
             if fid not in done:
                 ctx.add_findings(
@@ -157,7 +164,8 @@ def execute(block: AuditBlock, ctx: RunContext) -> None:
             )
 
         invalid_before = black_box.invalid  # chat answers are parsed (and counted) cached or not
-        result = run_audit(pool, inputs, query, config, seed, true_value, oracle, record)
+        with bar:
+            result = run_audit(pool, inputs, query, config, seed, true_value, oracle, record)
         last = result.final
         ctx.add_findings(
             [

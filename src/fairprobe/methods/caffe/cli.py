@@ -113,20 +113,28 @@ def add_commands(app: typer.Typer) -> None:
             "prompts.jsonl"
         ),
         seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
+        overwrite: Annotated[
+            bool, typer.Option(help="start OUTPUT afresh instead of resuming the triples already in it")
+        ] = False,
     ) -> None:
-        """Generate counterfactual prompt pairs for the case(s) into prompts.jsonl (+ .stopping.json)."""
+        """Generate counterfactual prompt pairs for the case(s) into prompts.jsonl (+ .stopping.json).
+
+        Each accepted pair is appended to OUTPUT as it is made, with progress per triple on stderr; a
+        re-run with OUTPUT present resumes: triples finished before are skipped."""
         from fairprobe.errors import UsageError
         from fairprobe.methods.caffe.case import load_case
         from fairprobe.methods.caffe.execution import sample_triples
         from fairprobe.methods.caffe.generation import (
             default_pair_mode,
             generate_pairs,
+            resumed_stats,
             stopping_summary,
-            write_prompts,
+            write_stopping,
         )
         from fairprobe.methods.caffe.kb import build_kb, load_kb, retopic
         from fairprobe.progress import ProgressReporter
         from fairprobe.readers import check_output_file
+        from fairprobe.streaming import AppendLog, in_flight
 
         if not values["case"]:
             raise UsageError("fairprobe caffe generate needs --case CASE.yaml")
@@ -139,28 +147,59 @@ def add_commands(app: typer.Typer) -> None:
         chat = cached_chat(v["generator"])
         if v["llm_topics"]:
             chosen = retopic(chosen, chat, v["generator"], seed)
-        with ProgressReporter("caffe: generator calls", len(chosen) * len(cases)) as bar:
-            records, stats = generate_pairs(
-                cases,
-                chosen,
-                chat,
-                generator=v["generator"],
-                seed=seed,
-                cap=v["cap"],
-                delta=v["delta"],
-                patience=v["patience"],
-                fixed=v["pairs_per_triple"],
-                per_call=v["pairs_per_call"],
-                max_calls=v["generator_calls"],
-                mode=v["pair_mode"] or default_pair_mode(v["generator"]),
-                max_tokens=v["generator_max_tokens"],
-                progress=bar,
+        side = output.with_name(output.stem + ".stopping.json")
+        resuming = output.is_file() and not overwrite
+        with AppendLog(output, fresh=overwrite) as log:
+            stats = resumed_stats(side) if resuming else []
+            done = {(s["case"], s["triple_id"]) for s in stats}
+            kept = [r for r in log.existing if (r.get("case"), r.get("triple_id")) in done]
+            finished = done & {(c.identifier, t.id) for c in cases for t in chosen}
+            if len(kept) < len(log.existing):  # pairs of a triple the kill cut short: made again
+                log.rewrite(kept)
+            total = len(chosen) * len(cases)
+            if finished:
+                typer.echo(
+                    f"resuming {output}: {len(kept)} pair(s) of {len(finished)} finished triple(s) already there; "
+                    f"{total - len(finished)} of {total} triple(s) left (--overwrite starts over)",
+                    err=True,
+                )
+
+            def triple_done(stat: dict) -> None:
+                stats.append(stat)
+                write_stopping(stats, side)
+
+            typer.echo(
+                f"caffe generate: {total - len(finished)} case-triple(s) to {v['generator']}; pairs go to {output} "
+                "as they come",
+                err=True,
             )
-        side = write_prompts(records, stats, output)
-        summary = stopping_summary(stats)
+            with ProgressReporter("caffe generate: triples", total - len(finished), interval=2.0) as bar:
+                records, _ = generate_pairs(
+                    cases,
+                    chosen,
+                    chat,
+                    generator=v["generator"],
+                    seed=seed,
+                    cap=v["cap"],
+                    delta=v["delta"],
+                    patience=v["patience"],
+                    fixed=v["pairs_per_triple"],
+                    per_call=v["pairs_per_call"],
+                    max_calls=v["generator_calls"],
+                    mode=v["pair_mode"] or default_pair_mode(v["generator"]),
+                    max_tokens=v["generator_max_tokens"],
+                    progress=bar,
+                    chunk=in_flight(chat),
+                    skip=finished,
+                    on_pair=log.write,
+                    on_triple=triple_done,
+                )
+        write_stopping(stats, side)
         typer.echo(
-            f"wrote {len(records)} pairs for {len(chosen)} triple(s) to {output}; stopping points in {side}"
+            f"wrote {len(records)} new pair(s) to {output} ({len(kept) + len(records)} in all) for {total} "
+            f"case-triple(s); stopping points in {side}"
         )
+        summary = stopping_summary(stats)
         typer.echo(
             json.dumps(
                 {

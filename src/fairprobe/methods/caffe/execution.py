@@ -128,7 +128,7 @@ def _generate(block: CaffeBlock, cases: list[TestCase], ctx: RunContext) -> list
         kb_source = f"{kb_source}; topics by {block.generator} where usable"
     ctx.log(f"generating pairs for {len(triples)} triple(s) × {len(cases)} case(s) with {block.generator}")
     chat = ctx.chat(block.generator)
-    with ctx.progress("generator calls", len(triples) * len(cases)) as bar:
+    with ctx.progress("caffe: triples generated", len(triples) * len(cases)) as bar:
         records, stats = generate_pairs(
             cases,
             triples,

@@ -20,8 +20,10 @@ triple (seed + r), listing the pairs already accepted so the generator varies it
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean, median
@@ -311,68 +313,92 @@ def generate_pairs(
     max_tokens: int = 400,
     mode: str = "pairs",
     progress: Any = None,
+    chunk: int | None = None,
+    skip: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset(),
+    on_pair: Callable[[dict[str, Any]], None] | None = None,
+    on_triple: Callable[[dict[str, Any]], None] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Prompt-pair records and per-(case, triple) stopping statistics.
 
     ``fixed`` asks for exactly that many pairs per triple (the paper's final setting, 12) instead of
     the stopping rule; ``max_calls`` (default ``2·ceil(cap/per_call)``) bounds calls per triple.
+
+    Long runs: ``chunk`` (case, triple) runs at a time (default: all) go round by round to their end;
+    ``on_pair(record)`` gets each pair as it is accepted and ``on_triple(stats)`` each finished
+    triple, so a caller can write them as they come; ``progress.advance(1)`` counts finished triples.
+    ``skip`` holds the ``(case, triple_id)`` finished by an earlier run. A triple's requests depend only
+    on its own state (call k has seed + k), so chunking and skipping change no pair.
     """
     limit = max_calls if max_calls is not None else 2 * -(-(fixed or cap) // per_call)
     runs = [
         TripleRun(c, t, StoppingRule(delta=delta, patience=patience, cap=fixed or cap), target=fixed)
         for c in cases
         for t in triples
+        if (c.identifier, t.id) not in skip
     ]
-    if progress is not None and hasattr(progress, "total"):
-        progress.total = len(runs) * limit  # an upper bound: rounds stop early when triples finish
-    rnd = 0
-    while True:
-        active = [r for r in runs if not r.finished and r.calls < limit]
-        if not active:
-            break
-        write = swap_prompt if mode == "swap" else generator_prompt
-        requests = [
-            ChatRequest.of(
-                write(r.case, r.triple, per_call, [(p[1], p[2]) for p in r.pairs]),
-                temperature=temperature,
-                max_tokens=max_tokens,
-                seed=seed + rnd,
-            )
-            for r in active
-        ]
-        for run, response in zip(active, chat.chat(requests), strict=True):
-            run.calls += 1
-            found = parse_pairs(response.text) if mode == "pairs" else _swapped(response.text, run.triple)
-            if not found:
-                run.rejected["unparsable"] += 1
-            for pid, a, b in found:
-                run.offer(pid, a, b)
-        rnd += 1
-        if progress is not None:
-            progress.advance(len(active))
-    records = []
-    for run in runs:
-        for n, (pid, a, b) in enumerate(run.pairs, start=1):
-            t = run.triple
-            records.append(
-                {
-                    "id": f"{run.case.identifier}|{t.id}|{n}",
-                    "case": run.case.identifier,
-                    "intent": run.case.intent,
-                    "triple_id": t.id,
-                    "bias_type": t.bias_type,
-                    "topic": t.topic,
-                    "group_1": t.group_1,
-                    "group_2": t.group_2,
-                    "direction": t.direction,
-                    "pair": n,
-                    "generator_pair_id": pid,
-                    "prompt_1": a,
-                    "prompt_2": b,
-                    "generator": generator,
-                }
-            )
+    write = swap_prompt if mode == "swap" else generator_prompt
+    records: list[dict[str, Any]] = []
+    step = max(1, chunk or len(runs) or 1)
+    for start in range(0, len(runs), step):
+        part = runs[start : start + step]
+        active = part
+        while True:
+            still = [r for r in active if not r.finished and r.calls < limit]
+            for run in active:
+                if not any(run is r for r in still):
+                    if on_triple is not None:
+                        on_triple(run.stats())
+                    if progress is not None:
+                        progress.advance(1)
+            active = still
+            if not active:
+                break
+            requests = [
+                ChatRequest.of(
+                    write(r.case, r.triple, per_call, [(p[1], p[2]) for p in r.pairs]),
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    seed=seed + r.calls,  # = the round number: every unfinished triple is asked each round
+                )
+                for r in active
+            ]
+            for run, response in zip(active, chat.chat(requests), strict=True):
+                run.calls += 1
+                found = parse_pairs(response.text) if mode == "pairs" else _swapped(response.text, run.triple)
+                if not found:
+                    run.rejected["unparsable"] += 1
+                for pid, a, b in found:
+                    before = len(run.pairs)
+                    run.offer(pid, a, b)
+                    if len(run.pairs) > before:
+                        records.append(_record(run, len(run.pairs), generator))
+                        if on_pair is not None:
+                            on_pair(records[-1])
+    order = {(r.case.identifier, r.triple.id): i for i, r in enumerate(runs)}
+    records.sort(key=lambda rec: order[(rec["case"], rec["triple_id"])])  # triple by triple, as written
     return records, [r.stats() for r in runs]
+
+
+def _record(run: TripleRun, n: int, generator: str) -> dict[str, Any]:
+    """The record of the ``n``-th accepted pair of ``run``."""
+    pid, a, b = run.pairs[n - 1]
+    t = run.triple
+    return {
+        "id": f"{run.case.identifier}|{t.id}|{n}",
+        "case": run.case.identifier,
+        "intent": run.case.intent,
+        "triple_id": t.id,
+        "bias_type": t.bias_type,
+        "topic": t.topic,
+        "group_1": t.group_1,
+        "group_2": t.group_2,
+        "direction": t.direction,
+        "pair": n,
+        "generator_pair_id": pid,
+        "prompt_1": a,
+        "prompt_2": b,
+        "generator": generator,
+    }
 
 
 def _swapped(text: str, triple: Triple) -> list[tuple[str, str, str]]:
@@ -425,10 +451,31 @@ def write_prompts(records: list[dict[str, Any]], stats: list[dict[str, Any]], ou
         for r in records:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
     side = path.with_name(path.stem + ".stopping.json")
-    side.write_text(
+    write_stopping(stats, side)
+    return side
+
+
+def write_stopping(stats: list[dict[str, Any]], side: Path) -> None:
+    """``<stem>.stopping.json``: the summary and the statistics of every finished triple, replaced
+    atomically, so it is also the record of which triples a killed run had finished."""
+    tmp = side.with_name(side.name + ".tmp")
+    tmp.write_text(
         json.dumps({"summary": stopping_summary(stats), "triples": stats}, indent=1), encoding="utf-8"
     )
-    return side
+    os.replace(tmp, side)
+
+
+def resumed_stats(side: Path) -> list[dict[str, Any]]:
+    """The finished triples' statistics of an earlier run (none when the file is missing or unreadable:
+    then every triple is made again, from the response cache where it has the answers)."""
+    try:
+        data = json.loads(side.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    triples = data.get("triples") if isinstance(data, dict) else None
+    if not isinstance(triples, list):
+        return []
+    return [t for t in triples if isinstance(t, dict) and {"case", "triple_id", "bias_type"} <= set(t)]
 
 
 REQUIRED = ("case", "intent", "bias_type", "group_1", "group_2", "prompt_1", "prompt_2")

@@ -56,6 +56,13 @@ class HInterBlock(BlockBase):
         description="LLM prompt set of the paper's Table 7 (imdb, ecthr_a, eurlex, ledgar, scotus); "
         "inferred from the data when unset; used only for chat models",
     )
+    prompt_template: str | None = Field(
+        default=None,
+        min_length=1,
+        description="your own classification prompt for a chat model (instead of a Table 7 set): a YAML "
+        "file with system, user (with {text}), labels (list, or label: answer word) and optional few_shot "
+        "(CSV/JSONL of text,label)",
+    )
     labels: list[str] | None = Field(
         default=None, description="label set for an LLM classifier (default: the data's)"
     )
@@ -122,6 +129,14 @@ class HInterBlock(BlockBase):
         if value is not None and value not in TABLE7:
             raise ValueError(f"unknown task '{value}'; use one of {', '.join(TABLE7)}")
         return value
+
+    @model_validator(mode="after")
+    def _one_prompt_source(self) -> HInterBlock:
+        if self.task is not None and self.prompt_template is not None:
+            raise ValueError("give task (a Table 7 prompt set) or prompt_template (your own), not both")
+        if self.labels is not None and self.prompt_template is not None:
+            raise ValueError("the prompt template lists the labels; leave labels unset")
+        return self
 
     @model_validator(mode="after")
     def _order_fits(self) -> HInterBlock:

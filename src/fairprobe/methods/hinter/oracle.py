@@ -17,7 +17,13 @@ from typing import Any
 from fairprobe.datasets import Dataset
 from fairprobe.errors import DataError
 from fairprobe.methods.hinter.block import HInterBlock
-from fairprobe.methods.hinter.tasks import FewShot, display_labels, prompt_set
+from fairprobe.methods.hinter.tasks import (
+    FewShot,
+    display_labels,
+    load_prompt_template,
+    prompt_set,
+    template_task,
+)
 from fairprobe.models.llm_classifier import ClassificationTask
 from fairprobe.runner import RunContext
 
@@ -74,9 +80,12 @@ def model_factory(
 def _llm_task(
     block: HInterBlock, seed: int, dataset: Dataset, few_shot: FewShot | None
 ) -> tuple[ClassificationTask, dict[str, str], dict[str, Any]]:
-    """Table 7 prompts, Table 8-style few-shot examples and deterministic decoding for a chat URI."""
-    prompts = prompt_set(block.task, block.data)
+    """Table 7 prompts (or the user's prompt template), Table 8-style few-shot examples and
+    deterministic decoding for a chat URI."""
     few_shot = few_shot or FewShot([], "none")
+    if block.prompt_template is not None:
+        return template_task(load_prompt_template(block.prompt_template), block, seed, dataset, few_shot)
+    prompts = prompt_set(block.task, block.data)
     shots = few_shot.examples
     labels = block.labels or sorted(set(dataset.label_set) | {g for _, gold in shots for g in gold})
     if not labels:

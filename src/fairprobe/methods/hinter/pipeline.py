@@ -42,7 +42,7 @@ from fairprobe.methods.hinter.cases import (
 )
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA, SHARDS_DIR
 from fairprobe.methods.hinter.oracle import build_model_under_test, model_factory
-from fairprobe.methods.hinter.tasks import FewShot, few_shot_split
+from fairprobe.methods.hinter.tasks import FewShot, few_shot_split, load_prompt_template, template_few_shot
 from fairprobe.models.base import INVALID, Prediction
 from fairprobe.models.scheduler import Lookahead, Pending, backlog_for, submit_predict
 from fairprobe.models.uri import model_kind
@@ -178,6 +178,8 @@ def validate(block: HInterBlock) -> None:
     dictionary loads and has every attribute asked for."""
     load_dataset(block.data, text_col=block.text_col, label_col=block.label_col, limit=block.limit, seed=0)
     check_attributes(load_dictionary(block.dictionary), block.attributes)
+    if block.prompt_template is not None:
+        load_prompt_template(block.prompt_template)  # a broken template: one line before the run starts
 
 
 def execute(block: HInterBlock, ctx: RunContext) -> None:
@@ -193,7 +195,7 @@ def execute(block: HInterBlock, ctx: RunContext) -> None:
             block.few_shot,
             ctx.seed,
             data=block.data,
-            few_shot_data=block.few_shot_data,
+            few_shot_data=template_few_shot(block.prompt_template, block.few_shot_data),
             limit=block.limit,
             text_col=block.text_col,
             label_col=block.label_col,

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 from fairprobe.datasets import Dataset, Record, load_dataset
 from fairprobe.errors import DataError, SpecError
+from fairprobe.models.llm_classifier import ClassificationTask
 
 
 @dataclass(frozen=True)
@@ -181,3 +184,137 @@ def display_labels(prompts: PromptSet, labels: list[str]) -> dict[str, str]:
     if prompts is TABLE7["imdb"]:
         return {label: _IMDB_NAMES.get(label, label) for label in labels}
     return {label: label for label in labels}
+
+
+TEMPLATE_KEYS = ("system", "user", "labels", "few_shot")
+"""Keys of a prompt template file; ``few_shot`` is optional."""
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A user's own classification task for a chat model under test, beside the five Table 7 sets.
+
+    HInter's oracle needs a classifier; a template turns any chat model into one (a loan officer, a
+    CV screener...) without writing a ``py:`` wrapper. Answers are read by the same label parser as
+    the Table 7 sets (:class:`~fairprobe.models.llm_classifier.LabelParser`): the answer word of each
+    label, matched as a whole phrase, negations and echoed questions excluded; no label is INVALID.
+    """
+
+    system: str
+    user: str
+    """User message with ``{text}`` (and optionally ``{labels}``)."""
+    labels: dict[str, str]
+    """Dataset label -> the answer word the model is asked for (the same word for a list)."""
+    few_shot: str | None
+    """Labelled examples file (CSV/JSONL with text and label), resolved beside the template."""
+    source: str
+
+
+def load_prompt_template(path: str | Path) -> PromptTemplate:
+    """Read and check a prompt template YAML file; every problem is one line naming the file and key.
+
+    The file holds ``system`` (text), ``user`` (text with ``{text}``), ``labels`` (a list of answer
+    words, or a mapping dataset label -> answer word) and optionally ``few_shot`` (a CSV/JSONL file
+    of ``text,label`` rows, relative to the template)."""
+    from fairprobe.readers import read_text, require_file
+    from fairprobe.strict_yaml import load_yaml
+
+    p = require_file(Path(path).expanduser(), "prompt template", "give a YAML file with system, user, labels")
+    where = f"prompt template {p}"
+    data = load_yaml(read_text(p, "prompt template"), str(p), SpecError)
+    if not isinstance(data, dict):
+        raise SpecError(f"{where}: expected a mapping with the keys system, user, labels (and few_shot)")
+    unknown = sorted(str(k) for k in data if k not in TEMPLATE_KEYS)
+    if unknown:
+        raise SpecError(f"{where}: unknown key {unknown[0]!r}; the keys are {', '.join(TEMPLATE_KEYS)}")
+    for key in ("system", "user", "labels"):
+        if key not in data or data[key] is None:
+            raise SpecError(f"{where}: missing key '{key}' ({_KEY_HELP[key]})")
+    for key in ("system", "user"):
+        if not isinstance(data[key], str) or not data[key].strip():
+            raise SpecError(f"{where}: '{key}' must be non-empty text ({_KEY_HELP[key]})")
+    if "{text}" not in data["user"]:
+        raise SpecError(f"{where}: 'user' has no {{text}} placeholder; add one where the text goes")
+    labels = _template_labels(data["labels"], where)
+    few_shot = data.get("few_shot")
+    if few_shot is not None:
+        if not isinstance(few_shot, str) or not few_shot.strip():
+            raise SpecError(f"{where}: 'few_shot' must be a file path (CSV or JSONL of text,label rows)")
+        shots = Path(few_shot).expanduser()
+        shots = shots if shots.is_absolute() else p.parent / shots
+        if not shots.is_file():
+            raise SpecError(
+                f"{where}: few_shot file {shots} not found; give a CSV/JSONL of text,label rows "
+                "(a path relative to the template)"
+            )
+        few_shot = str(shots)
+    return PromptTemplate(data["system"].strip(), data["user"], labels, few_shot, str(p))
+
+
+_KEY_HELP = {
+    "system": "the system prompt",
+    "user": "the user message, with {text} where the text goes",
+    "labels": "a list of answer words, or a mapping label: answer word",
+}
+
+
+def _template_labels(value: object, where: str) -> dict[str, str]:
+    if isinstance(value, list):
+        pairs = [(str(v), str(v)) for v in value]
+    elif isinstance(value, dict):
+        pairs = [(str(k), str(v)) for k, v in value.items()]
+    else:
+        raise SpecError(f"{where}: 'labels' must be {_KEY_HELP['labels']}")
+    pairs = [(k.strip(), v.strip()) for k, v in pairs]
+    if len(pairs) < 2 or any(not k or not v for k, v in pairs):
+        raise SpecError(f"{where}: 'labels' needs at least two non-empty labels")
+    words = [v.casefold() for _, v in pairs]
+    if len(set(words)) != len(words) or len({k for k, _ in pairs}) != len(pairs):
+        raise SpecError(f"{where}: 'labels' repeat; give each label and answer word once")
+    return dict(pairs)
+
+
+def template_task(
+    template: PromptTemplate, block: Any, seed: int, dataset: Dataset, few_shot: FewShot
+) -> tuple[ClassificationTask, dict[str, str], dict[str, Any]]:
+    """The LLM classification task of a prompt template, the map answer word -> data label, and the
+    model info for the summary. Decoding is deterministic (temperature 0, the run's seed), as for the
+    Table 7 sets."""
+    names = template.labels
+    unknown = sorted(set(dataset.label_set) - set(names))
+    if unknown:
+        raise DataError(
+            f"the data has label(s) {unknown} that prompt template {template.source} does not list; "
+            "add them under labels:"
+        )
+    by_word = {word.casefold(): raw for raw, word in names.items()}
+
+    def word(label: str) -> str:  # few-shot files may give the data label or the answer word
+        raw = label if label in names else by_word.get(label.casefold(), label)
+        return names.get(raw, label)
+
+    task = ClassificationTask(
+        labels=list(names.values()),
+        system_prompt=template.system,
+        question=template.user,
+        few_shot=[(text, [word(g) for g in gold]) for text, gold in few_shot.examples],
+        temperature=0.0,
+        seed=seed,
+    )
+    info = {
+        "kind": "llm",
+        "uri": block.model,
+        "task": f"prompt template {Path(template.source).name}",
+        "prompt_template": template.source,
+        "few_shot": len(few_shot.examples),
+        "few_shot_source": few_shot.source,
+        "labels": list(names),
+    }
+    return task, {w: raw for raw, w in names.items()}, info
+
+
+def template_few_shot(prompt_template: str | None, few_shot_data: str | None) -> str | None:
+    """The few-shot examples file: ``few_shot_data`` when given, else the template's ``few_shot``."""
+    if few_shot_data is not None or prompt_template is None:
+        return few_shot_data
+    return load_prompt_template(prompt_template).few_shot

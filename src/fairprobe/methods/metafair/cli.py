@@ -21,6 +21,7 @@ from fairprobe.cli_build import Alias, block_options, cli_fields, technique_comm
 from fairprobe.cli_common import cached_chat, split_csv
 from fairprobe.errors import UsageError
 from fairprobe.methods.metafair.block import MetaFairBlock
+from fairprobe.methods.metafair.schema import MetamorphicTest
 
 GENERATION = (
     "generator",
@@ -34,6 +35,17 @@ GENERATION = (
 """The block's fields that only generation reads: ``metafair run`` (a tests file) leaves them out."""
 
 JUDGES = (Alias("--judge", "judges"),)
+
+
+def _valid_test(record: dict) -> MetamorphicTest | None:
+    """A test read back from a generated file, or ``None`` for a row that is not a valid test (a
+    person may have edited the file; such rows stay in it and are not counted as done)."""
+    from fairprobe.methods.metafair.schema import InvalidTest, validate_test
+
+    try:
+        return validate_test(record)
+    except InvalidTest:
+        return None
 
 
 def add_commands(app: typer.Typer) -> None:
@@ -73,14 +85,21 @@ def add_commands(app: typer.Typer) -> None:
         output: Annotated[Path, typer.Option("--output", help="tests JSONL to write")] = Path("tests.jsonl"),
         generator_temperature: Annotated[float, typer.Option(help="generator temperature")] = 0.7,
         seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
+        overwrite: Annotated[
+            bool, typer.Option(help="start OUTPUT afresh instead of resuming the tests already in it")
+        ] = False,
     ) -> None:
-        """Generate metamorphic tests with an LLM into a JSONL file (invalid output goes to OUTPUT.invalid.jsonl)."""
+        """Generate metamorphic tests with an LLM into a JSONL file (invalid output goes to OUTPUT.invalid.jsonl).
+
+        Each valid test is appended to OUTPUT as soon as it is made, with progress on stderr; a re-run
+        with OUTPUT present resumes: requests that already have their tests are skipped."""
         from fairprobe.cli_build import validated
         from fairprobe.lexicons.metafair_catalogue import load_catalogue
         from fairprobe.methods.metafair import generator as gen
         from fairprobe.methods.metafair.relations import select_dimensions, select_relations
-        from fairprobe.methods.metafair.schema import write_tests
+        from fairprobe.progress import ProgressReporter
         from fairprobe.readers import check_output_file
+        from fairprobe.streaming import AppendLog, in_flight
 
         generator = values["generator"]
         if generator is None:
@@ -103,26 +122,49 @@ def add_commands(app: typer.Typer) -> None:
             values["tests_per_attribute"],
             seed,
         )
-        result = gen.generate(
-            requests,
-            cached_chat(generator),
-            cat,
-            retries=values["generator_retries"],
-            dedupe_threshold=values["dedupe_threshold"],
-            seed=seed,
-            max_tokens=values["generator_max_tokens"],
-            temperature=temperature,
-        )
-        output.parent.mkdir(parents=True, exist_ok=True)
-        write_tests(output, result.tests)
-        bad.write_text(
-            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.invalid), encoding="utf-8"
-        )
+        chat = cached_chat(generator)  # a bad URI stops here, before any file is touched
+        with AppendLog(output, fresh=overwrite) as log, AppendLog(bad, fresh=True) as bad_log:
+            before = [t for t in (_valid_test(r) for r in log.existing) if t is not None]
+            todo = gen.remaining(requests, before)
+            if before:
+                typer.echo(
+                    f"resuming {output}: {len(before)} test(s) already there, {len(requests) - len(todo)} of "
+                    f"{len(requests)} request(s) done, {len(todo)} left (--overwrite starts over)",
+                    err=True,
+                )
+            typer.echo(
+                f"metafair generate: {len(todo)} request(s) of {values['tests_per_attribute']} test(s) to {generator}, "
+                f"each up to {values['generator_retries'] + 1} round(s) of {values['generator_max_tokens']} tokens; tests go to {output} as they come",
+                err=True,
+            )
+            with ProgressReporter("metafair generate: requests", len(todo), interval=2.0) as bar:
+
+                def done(tests: list, invalid: list, n: int) -> None:
+                    for t in tests:
+                        log.write(t.to_json())
+                    for r in invalid:
+                        bad_log.write(r)
+                    bar.advance(n)
+
+                result = gen.generate(
+                    todo,
+                    chat,
+                    cat,
+                    retries=values["generator_retries"],
+                    dedupe_threshold=values["dedupe_threshold"],
+                    seed=seed,
+                    max_tokens=values["generator_max_tokens"],
+                    temperature=temperature,
+                    existing=before,
+                    chunk=in_flight(chat),
+                    on_done=done,
+                )
+        total = len(before) + len(result.tests)
         typer.echo(
-            f"wrote {len(result.tests)} test(s) to {output}; {len(result.invalid)} request(s) left invalid or "
-            f"short (see {bad}); {result.duplicates} near-duplicate(s) removed"
+            f"wrote {len(result.tests)} new test(s) to {output} ({total} in all); {len(result.invalid)} request(s) "
+            f"left invalid or short (see {bad}); {result.duplicates} near-duplicate(s) removed"
         )
-        if not result.tests:
+        if not total:
             typer.echo(
                 "no valid test was generated; try a stronger generator or more --generator-retries", err=True
             )

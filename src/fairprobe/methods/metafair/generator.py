@@ -15,7 +15,9 @@ from __future__ import annotations
 import json
 import random
 import re
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fairprobe.errors import ModelOutputError
@@ -86,6 +88,26 @@ def plan(
                 else:
                     requests.append(Request(rel, dim, (attr,), per_attribute))
     return requests
+
+
+def _test_key(mr: str, dimension: str, attributes: tuple[str, ...] | list[str]) -> str:
+    return f"{mr}|{dimension}|{'+'.join(a.casefold() for a in attributes)}"
+
+
+def remaining(requests: list[Request], existing: list[MetamorphicTest]) -> list[Request]:
+    """The requests still to run when ``existing`` tests were generated before (a resumed run).
+
+    A request whose MR, dimension and attributes already have ``count`` tests is skipped; one with
+    fewer asks only for the rest."""
+    have = Counter(_test_key(t.mr, t.dimension, t.attributes) for t in existing)
+    left = []
+    for r in requests:
+        key = _test_key(r.mr.id, r.dimension, r.attributes)
+        used = min(have[key], r.count)
+        have[key] -= used
+        if used < r.count:
+            left.append(replace(r, count=r.count - used) if used else r)
+    return left
 
 
 def system_prompt(rel: Relation, catalogue: Catalogue, dimension: str) -> str:
@@ -175,10 +197,44 @@ def generate(
     max_tokens: int = 1200,
     seed: int = 0,
     existing: list[MetamorphicTest] | None = None,
+    chunk: int | None = None,
+    on_done: Callable[[list[MetamorphicTest], list[dict[str, Any]], int], None] | None = None,
 ) -> Generated:
-    """Run the generator for ``requests`` (batched per round) with validation and bounded retries."""
+    """Run the generator for ``requests`` (batched per round) with validation and bounded retries.
+
+    ``chunk`` requests at a time (default: all in one batch per round) go through their rounds to the
+    end; after each chunk ``on_done(tests, invalid, n_requests)`` gets what it made, so a caller can
+    write test cases as they come and show progress. A request's conversation depends only on itself,
+    so chunking changes no answer; near-duplicates are checked against every test kept so far
+    (``existing`` included)."""
     out = Generated()
     kept: list[MetamorphicTest] = list(existing or [])
+    step = max(1, chunk or len(requests) or 1)
+    for start in range(0, len(requests), step):
+        part = requests[start : start + step]
+        tests, invalid = _generate_part(
+            part, model, catalogue, out, kept, retries, dedupe_threshold, temperature, max_tokens, seed
+        )
+        out.tests.extend(tests)
+        out.invalid.extend(invalid)
+        if on_done is not None:
+            on_done(tests, invalid, len(part))
+    return out
+
+
+def _generate_part(
+    requests: list[Request],
+    model: Any,
+    catalogue: Catalogue,
+    out: Generated,
+    kept: list[MetamorphicTest],
+    retries: int,
+    dedupe_threshold: float,
+    temperature: float,
+    max_tokens: int,
+    seed: int,
+) -> tuple[list[MetamorphicTest], list[dict[str, Any]]]:
+    """The rounds of one chunk of requests: its valid tests and its invalid or short requests."""
     convs = {
         r.key: [
             {"role": "system", "content": system_prompt(r.mr, catalogue, r.dimension)},
@@ -193,7 +249,7 @@ def generate(
     for round_no in range(retries + 1):
         if not pending:
             break
-        out.rounds = round_no + 1
+        out.rounds = max(out.rounds, round_no + 1)
         reqs = [
             ChatRequest.of(convs[r.key], temperature=temperature, max_tokens=max_tokens, seed=seed)
             for r in pending
@@ -230,11 +286,11 @@ def generate(
                 ]
                 still.append(r)
         pending = still
-    for r in requests:
-        out.tests.extend(got[r.key])
+    tests = [t for r in requests for t in got[r.key]]
+    invalid = []
     for r in too_long + pending:
         errors, raw = last_errors[r.key]
-        out.invalid.append(
+        invalid.append(
             {
                 "mr": r.mr.id,
                 "dimension": r.dimension,
@@ -244,4 +300,4 @@ def generate(
                 "raw": raw[:1000],
             }
         )
-    return out
+    return tests, invalid
