@@ -41,6 +41,7 @@ from fairprobe.runfolder import (
 from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
 from fairprobe.spec import BlockSpec
 from fairprobe.store import Store, default_cache_path
+from fairprobe.threads import thread_limit
 from fairprobe.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold, walk_metric
 from fairprobe.verdict import decide, incomplete
 
@@ -59,6 +60,8 @@ class RunContext:
         self.quiet = quiet
         self._models: dict[tuple[str, str], Any] = {}
         self.info: dict[str, Any] = store.get_state("info", {}) or {}
+        self.threads = 1
+        """CPU threads torch and BLAS may use in this run (the block's ``threads``, resolved)."""
 
     # -- models ---------------------------------------------------------------------------------
     def _stores(self) -> list[Store]:
@@ -243,7 +246,8 @@ def run_block(
     started = time.monotonic()
     try:
         try:
-            technique.execute(spec.block, ctx)
+            with thread_limit(getattr(spec.block, "threads", "auto")) as ctx.threads:
+                technique.execute(spec.block, ctx)
         except UnicodeDecodeError as exc:  # a reader that did not say which file: still exit 2
             raise DataError(
                 f"an input file of block {spec.name!r} is not UTF-8 text ({exc.reason}); re-save "
