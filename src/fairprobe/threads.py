@@ -43,6 +43,7 @@ THREADS_DESCRIPTION = (
     "1-minute load average, at least 1), or a number"
 )
 
+
 def threads_field() -> Any:
     """The ``threads`` field of a block that runs torch (audit, certify)."""
     return Field(default="auto", description=THREADS_DESCRIPTION)

@@ -10,11 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
-
-from fairprobe.threads import free_cores, resolve, thread_limit, usable_cores
 from reliability.helpers import assert_one_red_line
 
-BLACK_BOX = '''
+from fairprobe.threads import free_cores, resolve, thread_limit, usable_cores
+
+BLACK_BOX = """
 import json
 import torch
 from fairprobe.methods.audit.casestudy import adult_case_a
@@ -23,7 +23,7 @@ def box(texts):
     with open("seen.txt", "a") as fh:
         fh.write(json.dumps(torch.get_num_threads()) + "\\n")
     return adult_case_a(texts)
-'''
+"""
 
 
 def _spec(tmp_path: Path, threads: str) -> None:
