@@ -220,6 +220,7 @@ class FindingsLog:
     def __init__(self, folder: Path, before_write: Any = None):
         self.folder = folder
         self._before_write = before_write
+        self._noted = False
         self._ids: set[str] | None = None
 
     def parts(self) -> list[Path]:
@@ -238,6 +239,7 @@ class FindingsLog:
         for path in self.parts():
             path.unlink(missing_ok=True)
         self._ids = None
+        self._noted = False
 
     def append(self, findings: list[dict[str, Any]], skip: set[str] = frozenset()) -> int:
         """Write the findings whose id is new (not in the log, nor in ``skip``) as one part; returns
@@ -252,8 +254,9 @@ class FindingsLog:
                 new.append(f)
         if not new:
             return 0
-        if self._before_write is not None:
+        if self._before_write is not None and not self._noted:
             self._before_write()
+            self._noted = True  # once is enough until the folder is cleared
         self.folder.mkdir(parents=True, exist_ok=True)
         parts = self.parts()
         index = int(parts[-1].stem.removeprefix(PART_PREFIX)) + 1 if parts else 0

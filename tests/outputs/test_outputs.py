@@ -181,3 +181,19 @@ def test_a_run_db_with_findings_from_an_older_fairprobe_still_reads(tmp_path: Pa
         part.unlink()
     assert render_reports(run) == first
     assert _stored(run) == findings
+
+
+def test_overwrite_starts_the_findings_log_afresh_and_the_manifest_lists_it(
+    tmp_path: Path, data: Path
+) -> None:
+    run = tmp_path / "run"
+    _accuracy(data, run)
+    two = tmp_path / "two.jsonl"
+    two.write_text(
+        "".join(json.dumps({"text": t, "label": y}) + "\n" for t, y in TEXTS[:2]), encoding="utf-8"
+    )
+    run_options("accuracy", {"model": "py:flipmodel:classify", "data": str(two)}, run, overwrite=True)
+    assert [f["text"] for f in _stored(run)] == [t for t, _ in TEXTS[:2]]
+    assert len(list((run / "findings").glob("part-*.parquet"))) == 1  # merged when the reports were written
+    with open_locked(run) as store:
+        assert "findings" in store.written()
