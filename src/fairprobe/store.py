@@ -55,7 +55,8 @@ CREATE TABLE IF NOT EXISTS answers (
     payload INTEGER NOT NULL,
     PRIMARY KEY (fp, request)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS payloads (id INTEGER PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS payloads (id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS payloads_by_hash ON payloads (hash);
 """
 # ``responses`` and ``findings`` are the tables of older stores: read, never written.
 
@@ -65,8 +66,8 @@ def request_digest(request: str) -> bytes:
     return hashlib.blake2b(request.encode("utf-8"), digest_size=16).digest()
 
 
-def _payload_id(data: str) -> int:
-    """First choice of row id for an answer's JSON text: a signed 63-bit hash (collisions probe on)."""
+def _payload_hash(data: str) -> int:
+    """A 63-bit hash of an answer's JSON text, to find a stored copy of it (the text is compared too)."""
     return int.from_bytes(hashlib.blake2b(data.encode("utf-8"), digest_size=8).digest(), "big") >> 1
 
 
@@ -212,19 +213,18 @@ class Store:
         return found
 
     def _payload(self, data: str) -> int:
-        """The row id of an answer's JSON text in ``payloads``, inserted when new (inside a transaction)."""
+        """The row id of an answer's JSON text in ``payloads``, inserted when new (inside a transaction).
+        Ids are small sequential integers, so each answer row stays a few bytes."""
         pid = self._payload_ids.get(data)
         if pid is not None:
             return pid
-        pid = _payload_id(data)
-        while True:
-            row = self._db.execute("SELECT data FROM payloads WHERE id=?", (pid,)).fetchone()
-            if row is None:
-                self._db.execute("INSERT INTO payloads VALUES (?, ?)", (pid, data))
-                break
-            if row[0] == data:
-                break
-            pid = (pid + 1) % (1 << 63)  # a hash collision: probe the next id
+        digest = _payload_hash(data)
+        rows = self._db.execute("SELECT id, data FROM payloads WHERE hash=?", (digest,)).fetchall()
+        pid = next((i for i, text in rows if text == data), None)
+        if pid is None:
+            pid = self._db.execute(
+                "INSERT INTO payloads (hash, data) VALUES (?, ?)", (digest, data)
+            ).lastrowid
         if len(self._payload_ids) < 100_000:  # chat answers are all distinct: keep the memo bounded
             self._payload_ids[data] = pid
         return pid
