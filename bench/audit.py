@@ -134,7 +134,7 @@ def _threads_figure(pool, inputs, scores, true, args: argparse.Namespace) -> Non
         f"threads figure: {cores} usable cores, load average {os.getloadavg()[0]:.1f}, budget {args.budget}"
     )
     for _ in range(args.repeats):
-        for variant in ("default", "auto"):
+        for variant in ("auto", "default"):
             load = os.getloadavg()[0]
             if variant == "default":
                 torch.set_num_threads(cores)  # torch's own default: one thread per core

@@ -9,9 +9,11 @@ reports. Both layouts run the real ``fairprobe hinter`` command: the current sou
 baseline source exported from git (``--baseline-rev``, default the commit before this change), each
 with ``FAIRPROBE_CACHE=off`` (the run folder holds every answer). Printed per layout: the bytes
 of each file and folder in the run folder, the driver's peak RSS (psutil, sampled every 50 ms) and
-the wall time of ``fairprobe report RUN`` (a fresh process: imports included); then the same
-scaled linearly to 1,000,000 mutants — an extrapolation, marked as such: bytes and re-render time
-grow with the findings, peak RSS is bounded by the chunk and shard sizes and is not scaled.
+the wall time of ``fairprobe report RUN`` (a fresh process: imports included). Then the bytes
+scaled linearly to 1,000,000 mutants — an extrapolation, marked as such (answers and findings grow
+with the campaign, the reports do not; peak RSS is bounded by the chunk and shard sizes and is not
+scaled) — and the re-render measured at ``--rerender-at`` findings: the run's shard files repeated
+(the real files through the real read path), wall and CPU time of ``fairprobe report``.
 
     python bench/outputs.py                     # 100,000 mutants, both layouts (about 2-3 min)
     python bench/outputs.py --mutants 1000000   # the real thing (about 10 min on 2 cores)
@@ -153,21 +155,55 @@ def _print(m: dict) -> None:
     )
 
 
+SCALES = ("run.db", "findings", "findings.jsonl")
+"""What grows with the campaign (answers, findings); the reports' size does not (the HTML shows a
+bounded sample), so they are counted as measured."""
+
+
 def _scaled(m: dict, target: int) -> str:
     k = target / m["mutants"]
-    return (
-        f"{m['label']}: {_mb(m['total'] * k)} written "
-        f"(run.db {_mb(m['files'].get('run.db', 0) * k)}, findings/ {_mb(m['files'].get('findings', 0) * k)}, "
-        f"findings.jsonl {_mb(m['files'].get('findings.jsonl', 0) * k)}), re-render "
-        f"{max(m['render_s'] - m['startup_s'], 0) * k + m['startup_s']:.1f} s"
-    )
+    grown = {name: size * (k if name in SCALES else 1) for name, size in m["files"].items()}
+    parts = ", ".join(f"{name} {_mb(grown.get(name, 0))}" for name in SCALES)
+    return f"{m['label']}: {_mb(sum(grown.values()))} written ({parts}; extrapolated)"
 
 
-def _startup(src: Path, work: Path) -> float:
+def _rerender_at(m: dict, src: Path, work: Path, target: int) -> str:
+    """``fairprobe report`` on a copy of the run whose shard files are repeated up to ``target``
+    findings (real shards through the real read path; finding ids repeat, which the analysis
+    does not check): measured, not extrapolated."""
+    import resource
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    run = work / f"run-{m['label'].split()[0]}"
+    big = work / "big"
+    shutil.rmtree(big, ignore_errors=True)
+    shutil.copytree(run, big, ignore=shutil.ignore_patterns("findings.jsonl", "run.lock"))
+    shards = sorted((big / "findings").glob("shard-*.parquet"))
+    rows = [pq.ParquetFile(p).metadata.num_rows for p in shards]
+    total, index = sum(rows), len(shards)
+    while total < target:
+        for path, n in zip(shards, rows, strict=True):
+            shutil.copyfile(path, path.parent / f"shard-{index:06d}.parquet")
+            index, total = index + 1, total + n
     exe, env = _fairprobe(src, work)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run([*exe, "--help"], cwd=work, env=env, capture_output=True, check=True)
-    return time.perf_counter() - started
+    rr = subprocess.run([*exe, "report", str(big)], cwd=work, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if rr.returncode not in (0, 1):
+        raise SystemExit(f"report of {total:,} findings exited {rr.returncode}\n{rr.stderr[-2000:]}")
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    jsonl = big / "findings.jsonl"
+    size = f"; it wrote findings.jsonl of {_mb(jsonl.stat().st_size)}" if jsonl.exists() else ""
+    summary = json.loads((big / "summary.json").read_text())
+    shutil.rmtree(big)
+    return (
+        f"{m['label']}: `fairprobe report` of {summary['findings']:,} findings (measured): {wall:.1f} s wall, "
+        f"{cpu:.1f} s CPU, load {os.getloadavg()[0]:.1f}{size}"
+    )
 
 
 def main() -> None:
@@ -175,6 +211,12 @@ def main() -> None:
     ap.add_argument("--mutants", type=int, default=100_000, help="campaign size (rounded to whole reviews)")
     ap.add_argument("--baseline-rev", default="33022cc", help="git revision of the layout compared against")
     ap.add_argument("--no-baseline", action="store_true", help="measure the current layout only")
+    ap.add_argument(
+        "--rerender-at",
+        type=int,
+        default=1_000_000,
+        help="also time `fairprobe report` on the run's shards repeated to this many findings (0: skip)",
+    )
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory(prefix="fairprobe-bench-outputs-") as tmp:
@@ -191,13 +233,15 @@ def main() -> None:
         for label, src in layouts:
             m = _measure(label.split()[0], src, work, data)
             m["label"] = label
-            m["startup_s"] = _startup(src, work)
             _print(m)
             results.append(m)
-        print(f"\nExtrapolated linearly to 1,000,000 mutants (measured at {results[0]['mutants']:,}; "
-              "re-render = process start-up + the per-finding part scaled):")  # fmt: skip
+        print(f"\nBytes extrapolated linearly to 1,000,000 mutants (measured at {results[0]['mutants']:,}):")
         for m in results:
             print("  " + _scaled(m, 1_000_000))
+        if args.rerender_at:
+            print(f"\nRe-render with the shards repeated to {args.rerender_at:,} findings:")
+            for m, (_, src) in zip(results, layouts, strict=True):
+                print("  " + _rerender_at(m, src, work, args.rerender_at), flush=True)
         if len(results) == 2:
             base, cur = results
             print(
