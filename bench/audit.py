@@ -17,7 +17,12 @@ budget. The paper's 41× on case A (§4) likewise needs a stratified run past 1,
     python bench/audit.py --case a --seeds 10   # held-out seeds 100-109 (about 40 min on 2 cores)
     python bench/audit.py --case b --seeds 10
     python bench/audit.py --seed-start 0        # the tuning seeds 0-19
-    python bench/audit.py --threads-figure --budget 52   # per-query CPU/wall: default vs auto threads
+    python bench/audit.py --threads-figure --budget 20   # per-query CPU/wall: auto vs default threads
+
+Threads figure, measured 2026-11-26 on the shared 2-core machine at load 16.9 (nice 10), case A,
+seed 100, 20 queries (one C-ERM round): ``threads: auto`` (1 thread) 0.63 s CPU and 2.2 s wall per
+query; torch's default (2 threads) had not finished its 20 queries after 125 s (> 6.2 s wall per
+query) when the 5-minute limit stopped it.
 
 Defaults = the audit's defaults (measured, see the CHANGELOG): surrogate MLP (hidden 64) correcting a
 kernel-ridge base on hashed n-grams with a per-group kernel part (``--group-weight 10``), 600 Cooper
