@@ -17,6 +17,12 @@ budget. The paper's 41× on case A (§4) likewise needs a stratified run past 1,
     python bench/audit.py --case a --seeds 10   # held-out seeds 100-109 (about 40 min on 2 cores)
     python bench/audit.py --case b --seeds 10
     python bench/audit.py --seed-start 0        # the tuning seeds 0-19
+    python bench/audit.py --threads-figure --budget 20   # per-query CPU/wall: auto vs default threads
+
+Threads figure, measured 2026-11-26 on the shared 2-core machine at load 16.9 (nice 10), case A,
+seed 100, 20 queries (one C-ERM round): ``threads: auto`` (1 thread) 0.63 s CPU and 2.2 s wall per
+query; torch's default (2 threads) had not finished its 20 queries after 125 s (> 6.2 s wall per
+query) when the 5-minute limit stopped it.
 
 Defaults = the audit's defaults (measured, see the CHANGELOG): surrogate MLP (hidden 64) correcting a
 kernel-ridge base on hashed n-grams with a per-group kernel part (``--group-weight 10``), 600 Cooper
@@ -37,12 +43,14 @@ import argparse
 import json
 import multiprocessing
 import os
+import sys
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+if "--threads-figure" not in sys.argv:  # that figure compares thread settings itself
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
@@ -117,6 +125,43 @@ def _so_far(strat: Trajectories, curves: dict, stopped: set, covered: list, nest
     )
 
 
+def _threads_figure(pool, inputs, scores, true, args: argparse.Namespace) -> None:
+    """Per-query CPU and wall time of one default BAFA audit (seed ``--seed-start``, ``--budget``
+    queries) with torch's and BLAS's default threads (one per core) and with ``threads: auto`` (the
+    audit's default: the cores free by affinity and load average), alternating, in this process."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    from fairprobe.threads import free_cores, thread_limit, usable_cores
+
+    cores = usable_cores()
+    print(
+        f"threads figure: {cores} usable cores, load average {os.getloadavg()[0]:.1f}, budget {args.budget}"
+    )
+    for _ in range(args.repeats):
+        for variant in ("auto", "default"):
+            load = os.getloadavg()[0]
+            if variant == "default":
+                torch.set_num_threads(cores)  # torch's own default: one thread per core
+                limits, n = threadpool_limits(limits=cores), cores
+            else:
+                limits = thread_limit("auto")
+                n = limits.__enter__()
+            cpu, wall = time.process_time(), time.perf_counter()
+            (ts, _), _, _, _ = _audit_seed(pool, inputs, scores, true, "bafa", args, args.seed_start)
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+            if variant == "default":
+                limits.restore_original_limits()
+            else:
+                limits.__exit__(None, None, None)
+            q = int(ts[-1])
+            print(
+                f"  {variant:>7} ({n} threads; load {load:.1f}, free now {free_cores()}): {q} queries, "
+                f"{cpu / q:.3f} s CPU and {wall / q:.3f} s wall per query",
+                flush=True,
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -171,12 +216,21 @@ def main() -> None:
     )
     ap.add_argument("--jobs", type=int, default=2, help="seeds audited in parallel processes")
     ap.add_argument("--save", help="write every seed's error curve and round coverage to this JSON file")
+    ap.add_argument(
+        "--threads-figure",
+        action="store_true",
+        help="only time one default audit per query with torch's default threads and with threads: auto",
+    )
+    ap.add_argument("--repeats", type=int, default=1, help="--threads-figure: rounds of the two variants")
     args = ap.parse_args()
     pool = build_pool(load_source("adult", None, None, "sex", 0), ">50K", pool_size=args.pool_size, seed=0)
     args.baseline_budget = args.baseline_budget or len(pool)
     scores = score_texts(pool.texts, FLIP[args.case])
     true = gap("auc", scores, pool.y, pool.g)
     inputs = encode_pool(pool.texts, "mlp", args.features)
+    if args.threads_figure:
+        _threads_figure(pool, inputs, scores, true, args)
+        return
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
     print(
         f"case {args.case.upper()}: pool {len(pool)} ({pool.counts()}), true ΔAUC {true:.4f}, "

@@ -158,6 +158,26 @@ def report(run_dir: Annotated[Path, typer.Argument(help="a run folder (holds run
 
 
 @app.command()
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="a run folder (holds run.db)")],
+    format: Annotated[str, typer.Option("--format", help="jsonl, csv or parquet")] = "jsonl",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", help="file to write (- for standard output); default RUN_DIR/findings.FORMAT"
+        ),
+    ] = None,
+) -> None:
+    """Write a run's findings as JSON lines, CSV or one Parquet file (runs of over 10,000 findings
+    keep them in Parquet only, without findings.jsonl)."""
+    from fairprobe.export import export as export_findings
+
+    path, n = export_findings(run_dir, format, output)
+    if path is not None:
+        typer.echo(f"{n} findings written to {path}")
+
+
+@app.command()
 def compare(
     base: Annotated[Path, typer.Argument(help="run folder of the base model (e.g. the one in production)")],
     new: Annotated[Path, typer.Argument(help="run folder of the new model, same technique and inputs")],

@@ -45,9 +45,10 @@ class Run:
         return self.run_dir / "report.html"
 
     def findings(self) -> Iterator[dict[str, Any]]:
-        """Every finding as a dict: from the Parquet shards of a shard-backed run (HInter), from
-        ``run.db`` otherwise (what ``findings.jsonl`` holds: hidden control findings left out), and
-        from ``findings.jsonl`` for a comparison (the paired cases)."""
+        """Every finding as a dict: from the Parquet shards of a shard-backed run (HInter), from the
+        run's Parquet findings log otherwise (what ``fairprobe export`` writes: hidden control findings
+        left out; read through ``run.db``'s store, which also reads findings an older fairprobe kept in
+        ``run.db``), and from ``findings.jsonl`` for a comparison (``fairprobe compare`` always writes it)."""
         table = self._shards()
         if table is not None:
             yield from table

@@ -19,11 +19,12 @@ from typing import Any
 from fairprobe._version import __version__
 from fairprobe.caching import CachedChatModel, CachedClassifier
 from fairprobe.errors import DataError, FairprobeError, InternalError, RunInterrupted, RunStateError
+from fairprobe.export import stored_findings, write_jsonl_if_small
 from fairprobe.models.redact import redact_secrets, redact_uri
 from fairprobe.progress import ProgressReporter
 from fairprobe.registry import get as get_technique
 from fairprobe.report.html import render_html
-from fairprobe.report.writers import write_findings, write_json_lines, write_junit, write_summary
+from fairprobe.report.writers import write_junit, write_summary
 from fairprobe.runfolder import (
     ModelChanged,
     adopt_legacy,
@@ -38,9 +39,10 @@ from fairprobe.runfolder import (
     recorded_nothing,
     start_from_empty,
 )
-from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
+from fairprobe.shards import FindingsTable
 from fairprobe.spec import BlockSpec
 from fairprobe.store import Store, default_cache_path
+from fairprobe.threads import thread_limit
 from fairprobe.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold, walk_metric
 from fairprobe.verdict import decide, incomplete
 
@@ -59,6 +61,8 @@ class RunContext:
         self.quiet = quiet
         self._models: dict[tuple[str, str], Any] = {}
         self.info: dict[str, Any] = store.get_state("info", {}) or {}
+        self.threads = 1
+        """CPU threads torch and BLAS may use in this run (the block's ``threads``, resolved)."""
 
     # -- models ---------------------------------------------------------------------------------
     def _stores(self) -> list[Store]:
@@ -243,7 +247,8 @@ def run_block(
     started = time.monotonic()
     try:
         try:
-            technique.execute(spec.block, ctx)
+            with thread_limit(getattr(spec.block, "threads", "auto")) as ctx.threads:
+                technique.execute(spec.block, ctx)
         except UnicodeDecodeError as exc:  # a reader that did not say which file: still exit 2
             raise DataError(
                 f"an input file of block {spec.name!r} is not UTF-8 text ({exc.reason}); re-save "
@@ -314,7 +319,8 @@ def write_error_log(folder: Path, store: Store | None = None) -> Path:
 def render_reports(
     run_dir: Path, *, store: Store | None = None, complete: bool | None = None
 ) -> dict[str, Any]:
-    """(Re-)write findings.jsonl, summary.json, report.html and junit.xml from ``run.db``.
+    """(Re-)write summary.json, report.html, junit.xml and (for runs of at most
+    :data:`~fairprobe.export.JSONL_LIMIT` findings) findings.jsonl from ``run.db`` and the findings.
 
     A run that did not finish gets the verdict "incomplete", whatever its metrics say. Without
     ``store`` (``fairprobe report``) the run folder is locked first: a folder a live run is writing is
@@ -332,12 +338,8 @@ def render_reports(
         technique = get_technique(technique_name)
         resolved = json.loads(store.get_meta("spec_json") or "{}")
         block = technique.block.model_validate(resolved["block"])
-        findings: Any
-        if technique.finding_schema is not None:  # Parquet shards, read by column
-            files = shard_files(run_dir / SHARDS_DIR)
-            findings = FindingsTable.from_files(files, technique.finding_schema)
-        else:
-            findings = list(store.iter_findings())
+        store.compact_findings()  # one Parquet file for the findings logged batch by batch
+        findings: Any = stored_findings(run_dir, store, technique)
         analysis = technique.analyse(block, findings, resolved["seed"])
         if isinstance(
             findings, list
@@ -381,10 +383,7 @@ def render_reports(
             **analysis.info,
         }
         summary = redact_secrets(summary)  # a key in a model URI never reaches a report
-        if isinstance(findings, FindingsTable):
-            write_json_lines(claim(run_dir, store, "findings.jsonl"), findings.json_lines())
-        else:
-            write_findings(claim(run_dir, store, "findings.jsonl"), findings)
+        write_jsonl_if_small(run_dir, store, findings)  # above the limit: `fairprobe export`
         write_summary(claim(run_dir, store, "summary.json"), summary)
         write_junit(claim(run_dir, store, "junit.xml"), summary, analysis.groups)
         render_html(claim(run_dir, store, "report.html"), summary, analysis, findings)

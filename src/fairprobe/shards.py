@@ -154,11 +154,26 @@ class FindingsTable:
 
     def json_lines(self, where: pc.Expression | None = None, needs: list[str] = ()) -> Iterator[str]:
         """Each finding's JSON line, in order (only those matching ``where``, an expression over the
-        typed columns ``needs``); one record batch in memory at a time."""
-        for table in self._tables([FINDING, *needs]):
-            if where is not None:
-                table = table.filter(where)
-            yield from table.column(FINDING).to_pylist()
+        typed columns ``needs``); one record batch in memory at a time. With ``where``, the typed
+        columns are read first and the JSON column only for the row groups that have a match: a
+        filter that keeps a few findings of a million reads a few JSON lines, not all of them."""
+        if where is None or isinstance(self._parts, pa.Table):
+            for table in self._tables([FINDING, *needs]):
+                if where is not None:
+                    table = table.filter(where)
+                yield from table.column(FINDING).to_pylist()
+            return
+        needs = list(needs)
+        for path in self._parts:
+            file = pq.ParquetFile(path)
+            have = [n for n in needs if n in file.schema_arrow.names]
+            for group in range(file.num_row_groups):
+                keys = self._with_missing(file.read_row_group(group, columns=have), needs)
+                keys = keys.append_column("__row", pa.array(range(keys.num_rows), pa.int64()))
+                rows = keys.filter(where).column("__row")
+                if len(rows):
+                    lines = file.read_row_group(group, columns=[FINDING]).column(FINDING)
+                    yield from lines.take(rows).to_pylist()
 
     def rows(
         self, where: pc.Expression | None = None, needs: list[str] = (), limit: int | None = None
@@ -174,3 +189,126 @@ class FindingsTable:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for line in self.json_lines():
             yield json.loads(line)
+
+
+PART_PREFIX = "part-"
+"""Files of the findings log of techniques without shards (``findings/part-NNNNNN.parquet``)."""
+
+LOG_SCHEMA = pa.schema([("id", pa.string()), ("hidden", pa.bool_())])
+"""Typed columns of a findings-log part beside the JSON column."""
+
+COMPACT_AT = 256
+"""Parts beyond which the log is merged into one file while a run appends."""
+
+
+def _write_atomic(path: Path, table: pa.Table) -> None:
+    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+class FindingsLog:
+    """The findings of a technique that records them batch by batch (``RunContext.add_findings``):
+    one Parquet file per batch in ``<run>/findings/``, merged into one at report time.
+
+    A part is written to a temporary name and renamed, so a file that exists is whole; the run
+    store writes its progress markers only after the part is in place, so a killed run recomputes at
+    most the batch in flight, and a batch written twice (kill between the rename and the marker) is
+    read once: a finding id already in the log is skipped, as the SQLite table did. ``before_write``
+    runs before the folder is first written (the run folder's manifest records it)."""
+
+    def __init__(self, folder: Path, before_write: Any = None):
+        self.folder = folder
+        self._before_write = before_write
+        self._noted = False
+        self._ids: set[str] | None = None
+
+    def parts(self) -> list[Path]:
+        return sorted(self.folder.glob(f"{PART_PREFIX}*.parquet")) if self.folder.is_dir() else []
+
+    def ids(self) -> set[str]:
+        """Ids of every finding in the log (read once, then kept up to date by :meth:`append`)."""
+        if self._ids is None:
+            self._ids = set()
+            for path in self.parts():
+                self._ids.update(pq.read_table(path, columns=["id"]).column("id").to_pylist())
+        return self._ids
+
+    def clear(self) -> None:
+        """Remove the log's files (a run that starts from empty)."""
+        for path in self.parts():
+            path.unlink(missing_ok=True)
+        self._ids = None
+        self._noted = False
+
+    def append(self, findings: list[dict[str, Any]], skip: set[str] = frozenset()) -> int:
+        """Write the findings whose id is new (not in the log, nor in ``skip``) as one part; returns
+        how many were written."""
+        known = self.ids()
+        new: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for f in findings:
+            fid = f["id"]
+            if fid not in known and fid not in skip and fid not in seen:
+                seen.add(fid)
+                new.append(f)
+        if not new:
+            return 0
+        if self._before_write is not None and not self._noted:
+            self._before_write()
+            self._noted = True  # once is enough until the folder is cleared
+        self.folder.mkdir(parents=True, exist_ok=True)
+        parts = self.parts()
+        index = int(parts[-1].stem.removeprefix(PART_PREFIX)) + 1 if parts else 0
+        schema = full_schema(LOG_SCHEMA)
+        table = pa.table(
+            {
+                FINDING: [json.dumps(f, ensure_ascii=False) for f in new],
+                "id": [f["id"] for f in new],
+                "hidden": [bool(f.get("hidden")) for f in new],
+            },
+            schema=schema,
+        )
+        _write_atomic(self.folder / f"{PART_PREFIX}{index:06d}.parquet", table)
+        known.update(seen)
+        if len(parts) + 1 > COMPACT_AT:
+            self.compact()
+        return len(new)
+
+    def json_lines(self, hidden: bool = True) -> Iterator[str]:
+        """Each finding's JSON line in the order recorded, each id once (``hidden=False``: without the
+        findings marked hidden, e.g. a judge's control pairs)."""
+        seen: set[str] = set()
+        for path in self.parts():
+            table = pq.read_table(path)
+            for line, fid, is_hidden in zip(
+                table.column(FINDING).to_pylist(),
+                table.column("id").to_pylist(),
+                table.column("hidden").to_pylist(),
+                strict=True,
+            ):
+                if fid in seen or (is_hidden and not hidden):
+                    continue
+                seen.add(fid)
+                yield line
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for line in self.json_lines():
+            yield json.loads(line)
+
+    def compact(self) -> None:
+        """Merge the parts into one file (in order, each id once). The merged file replaces the first
+        part and the others are removed after: a kill in between leaves duplicates that readers skip."""
+        parts = self.parts()
+        if len(parts) < 2:
+            return
+        table = pa.concat_tables([pq.read_table(p) for p in parts])
+        ids = table.column("id").to_pylist()
+        first: dict[str, int] = {}
+        for i, fid in enumerate(ids):
+            first.setdefault(fid, i)
+        if len(first) < len(ids):
+            table = table.take(pa.array(sorted(first.values())))
+        _write_atomic(parts[0], table)
+        for path in parts[1:]:
+            path.unlink(missing_ok=True)

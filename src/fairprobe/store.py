@@ -1,16 +1,26 @@
-"""SQLite (WAL) store: response cache, findings and run records (DESIGN.md §4).
+"""SQLite (WAL) store: response cache and run records (DESIGN.md §4); findings beside it in Parquet.
 
 One :class:`Store` wraps one SQLite file. A run directory holds ``run.db``; the global response
 cache lives at ``~/.cache/fairprobe/cache.db`` (override with ``FAIRPROBE_CACHE``; set it to
 ``off`` to disable). This module knows nothing about models: cached values are opaque JSON keyed
 by ``(fingerprint key, request key)``.
 
-Writes happen in one transaction per batch, so a killed run loses at most the batch in flight,
-and findings are keyed by a stable id so a re-run never duplicates one.
+Answers are stored compactly, because a large run asks for millions: the request key as a 16-byte
+BLAKE2b digest, the fingerprint as a small integer, and each distinct answer once (a classifier
+gives a handful of distinct answers over a million texts). A store written by an older fairprobe
+(table ``responses``) is still read.
+
+Findings are not in SQLite: :meth:`Store.add_findings` appends them to the Parquet log in the run
+folder's ``findings/`` (:class:`~fairprobe.shards.FindingsLog`), keyed by a stable id so a re-run
+never duplicates one; ``run.db`` keeps no copy. Findings in the ``findings`` table of a run.db from
+an older fairprobe are still read, before the log's.
+
+Writes happen in one transaction per batch, so a killed run loses at most the batch in flight.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -20,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from fairprobe.errors import RunStateError
+from fairprobe.shards import SHARDS_DIR, FindingsLog
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -37,7 +48,27 @@ CREATE TABLE IF NOT EXISTS findings (
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS models (fingerprint TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS written (name TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS fingerprints (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS answers (
+    fp INTEGER NOT NULL,
+    request BLOB NOT NULL,
+    payload INTEGER NOT NULL,
+    PRIMARY KEY (fp, request)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS payloads (id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS payloads_by_hash ON payloads (hash);
 """
+# ``responses`` and ``findings`` are the tables of older stores: read, never written.
+
+
+def request_digest(request: str) -> bytes:
+    """The 16-byte key under which a request's answer is stored (BLAKE2b of the request key)."""
+    return hashlib.blake2b(request.encode("utf-8"), digest_size=16).digest()
+
+
+def _payload_hash(data: str) -> int:
+    """A 63-bit hash of an answer's JSON text, to find a stored copy of it (the text is compared too)."""
+    return int.from_bytes(hashlib.blake2b(data.encode("utf-8"), digest_size=8).digest(), "big") >> 1
 
 
 def default_cache_path() -> Path | None:
@@ -75,6 +106,10 @@ class Store:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
             self._db.execute("SELECT COUNT(*) FROM meta").fetchone()
+            self._legacy_responses = (
+                self._db.execute("SELECT 1 FROM responses LIMIT 1").fetchone() is not None
+            )
+            self._legacy_findings = self._db.execute("SELECT 1 FROM findings LIMIT 1").fetchone() is not None
         except sqlite3.DatabaseError as exc:
             try:
                 self._db.close()
@@ -93,6 +128,9 @@ class Store:
             raise RunStateError(
                 f"{self.path} is damaged or not a fairprobe store ({exc}); {_how_to_fix(self.path)}"
             ) from None
+        self._fp_ids: dict[str, int] = {}
+        self._payload_ids: dict[str, int] = {}
+        self._findings = FindingsLog(self.path.parent / SHARDS_DIR, lambda: self.note_written(SHARDS_DIR))
 
     def close(self) -> None:
         self._db.close()
@@ -134,27 +172,81 @@ class Store:
             self._db.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, json.dumps(value)))
 
     # -- response cache -----------------------------------------------------------------------
+    def _fingerprint_id(self, fingerprint: str, create: bool) -> int | None:
+        if fingerprint not in self._fp_ids:
+            row = self._db.execute("SELECT id FROM fingerprints WHERE key=?", (fingerprint,)).fetchone()
+            if row is None and create:
+                row = (
+                    self._db.execute("INSERT INTO fingerprints (key) VALUES (?)", (fingerprint,)).lastrowid,
+                )
+            if row is None:
+                return None
+            self._fp_ids[fingerprint] = row[0]
+        return self._fp_ids[fingerprint]
+
     def get_responses(self, fingerprint: str, requests: list[str]) -> dict[str, Any]:
         """Cached responses for ``requests`` (request keys) under ``fingerprint``; misses are absent."""
         found: dict[str, Any] = {}
-        for start in range(0, len(requests), 500):
-            chunk = requests[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(
-                f"SELECT request, response FROM responses WHERE fingerprint=? AND request IN ({marks})",
-                (fingerprint, *chunk),
-            )
-            found.update((req, json.loads(resp)) for req, resp in rows)
+        fp = self._fingerprint_id(fingerprint, create=False)
+        if fp is not None:
+            by_digest = {request_digest(r): r for r in requests}
+            digests = list(by_digest)
+            for start in range(0, len(digests), 500):
+                chunk = digests[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    "SELECT a.request, p.data FROM answers a JOIN payloads p ON p.id = a.payload "
+                    f"WHERE a.fp=? AND a.request IN ({marks})",
+                    (fp, *chunk),
+                )
+                found.update((by_digest[d], json.loads(data)) for d, data in rows)
+        if self._legacy_responses:  # answers stored by an older fairprobe
+            missing = [r for r in requests if r not in found]
+            for start in range(0, len(missing), 500):
+                chunk = missing[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT request, response FROM responses WHERE fingerprint=? AND request IN ({marks})",
+                    (fingerprint, *chunk),
+                )
+                found.update((req, json.loads(resp)) for req, resp in rows)
         return found
+
+    def _payload(self, data: str) -> int:
+        """The row id of an answer's JSON text in ``payloads``, inserted when new (inside a transaction).
+        Ids are small sequential integers, so each answer row stays a few bytes."""
+        pid = self._payload_ids.get(data)
+        if pid is not None:
+            return pid
+        digest = _payload_hash(data)
+        rows = self._db.execute("SELECT id, data FROM payloads WHERE hash=?", (digest,)).fetchall()
+        pid = next((i for i, text in rows if text == data), None)
+        if pid is None:
+            pid = self._db.execute(
+                "INSERT INTO payloads (hash, data) VALUES (?, ?)", (digest, data)
+            ).lastrowid
+        if len(self._payload_ids) < 100_000:  # chat answers are all distinct: keep the memo bounded
+            self._payload_ids[data] = pid
+        return pid
 
     def put_responses(self, fingerprint: str, items: dict[str, Any]) -> None:
         """Store responses in one transaction."""
         if not items:
             return
-        rows = [(fingerprint, req, json.dumps(resp)) for req, resp in items.items()]
         with self._lock:
             self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)", rows)
+            try:
+                fp = self._fingerprint_id(fingerprint, create=True)
+                rows = [
+                    (fp, request_digest(req), self._payload(json.dumps(resp, separators=(",", ":"))))
+                    for req, resp in items.items()
+                ]
+                self._db.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?, ?)", rows)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                self._fp_ids.clear()
+                self._payload_ids.clear()
+                raise
             self._db.execute("COMMIT")
 
     def record_model(self, fingerprint: str, data: dict[str, Any]) -> None:
@@ -166,31 +258,43 @@ class Store:
 
     # -- findings -----------------------------------------------------------------------------
     def add_findings(self, findings: Iterable[dict[str, Any]], state: dict[str, Any] | None = None) -> int:
-        """Append findings (each with a unique ``id``) in one transaction; already stored ids are kept.
-
-        ``state`` items are written in the same transaction, so progress markers never run ahead of
-        the findings they describe. Returns the number of new findings.
-        """
-        rows = [(f["id"], json.dumps(f, ensure_ascii=False)) for f in findings]
-        with self._lock:
-            self._db.execute("BEGIN")
-            before = self._db.total_changes
-            self._db.executemany("INSERT OR IGNORE INTO findings (id, data) VALUES (?, ?)", rows)
-            added = self._db.total_changes - before
-            for key, value in (state or {}).items():
-                self._db.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, json.dumps(value)))
-            self._db.execute("COMMIT")
+        """Append findings (each with a unique ``id``) to the run folder's Parquet log; already stored
+        ids are kept. ``state`` items are written after the findings are in place, so progress markers
+        never run ahead of the findings they describe. Returns the number of new findings."""
+        added = self._findings.append(list(findings), skip=self._legacy_ids())
+        if state:
+            with self._lock:
+                self._db.execute("BEGIN")
+                for key, value in state.items():
+                    self._db.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, json.dumps(value)))
+                self._db.execute("COMMIT")
         return added
 
-    def finding_ids(self) -> set[str]:
+    def _legacy_ids(self) -> set[str]:
+        if not self._legacy_findings:
+            return set()
         return {r[0] for r in self._db.execute("SELECT id FROM findings")}
 
+    def finding_ids(self) -> set[str]:
+        return self._legacy_ids() | self._findings.ids()
+
     def iter_findings(self) -> Iterator[dict[str, Any]]:
-        for (data,) in self._db.execute("SELECT data FROM findings ORDER BY seq"):
-            yield json.loads(data)
+        """Every finding in the order recorded (those of an older run.db first), hidden ones included."""
+        legacy = set()
+        if self._legacy_findings:
+            for fid, data in self._db.execute("SELECT id, data FROM findings ORDER BY seq"):
+                legacy.add(fid)
+                yield json.loads(data)
+        for finding in self._findings:
+            if finding["id"] not in legacy:
+                yield finding
 
     def count_findings(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM findings").fetchone()[0]
+        return len(self.finding_ids())
+
+    def compact_findings(self) -> None:
+        """Merge the findings log's per-batch files into one (done when the reports are written)."""
+        self._findings.compact()
 
     # -- manifest of the files a run wrote ---------------------------------------------------------
     def note_written(self, name: str) -> None:
@@ -209,12 +313,15 @@ class Store:
 
     def clear_run(self) -> None:
         """Forget findings, state and meta (used by ``--overwrite``); the response cache stays, and so
-        does the manifest of written files (they are removed by name afterwards)."""
+        does the manifest of written files: the findings log in ``findings/`` is removed by name
+        afterwards, with the other files the run wrote."""
         with self._lock:
             self._db.execute("BEGIN")
             for table in ("findings", "state", "meta", "models"):
                 self._db.execute(f"DELETE FROM {table}")
             self._db.execute("COMMIT")
+        self._legacy_findings = False
+        self._findings.clear()
 
 
 LOCK_FILE = "run.lock"

@@ -17,6 +17,7 @@ from fairprobe.lexicons.dictionary import load_dictionary
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.pipeline import generate
 from fairprobe.models.base import ChatRequest
+from fairprobe.store import request_digest
 
 TEXTS = [
     ("The white man loved this film and his wife did too.", "POS"),
@@ -32,15 +33,21 @@ def _finished_shards(run: Path) -> int:
     return len(list((run / "findings").glob("shard-*.parquet")))
 
 
-def _cached_keys(db: Path) -> set[str]:
+def _cached_keys(db: Path) -> set[bytes]:
+    """Digests of the cached request keys (the store keeps a 16-byte digest of each)."""
     with sqlite3.connect(db) as con:
-        return {r[0] for r in con.execute("SELECT request FROM responses")}
+        return {r[0] for r in con.execute("SELECT request FROM answers")}
 
 
-def _key(body: dict) -> str:
-    return ChatRequest.of(
-        body["messages"], temperature=body["temperature"], max_tokens=body["max_tokens"], seed=body["seed"]
-    ).cache_key()
+def _key(body: dict) -> bytes:
+    return request_digest(
+        ChatRequest.of(
+            body["messages"],
+            temperature=body["temperature"],
+            max_tokens=body["max_tokens"],
+            seed=body["seed"],
+        ).cache_key()
+    )
 
 
 @pytest.mark.server

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, NonNegativeFloat, model_validator
 
 from fairprobe.spec import BlockBase
+from fairprobe.threads import Threads, threads_field
 
 Strategy = Literal["bafa", "bafa-bo", "cerm-only", "stratified", "random", "power", "bo"]
 
@@ -128,6 +129,7 @@ class AuditBlock(BlockBase):
     power_gamma: float = Field(
         default=2.0, gt=0.0, description="exponent γ of power sampling (p(1-p))^γ (the authors used 2)"
     )
+    threads: Threads = threads_field()
     interval: Literal["raw", "nested"] = Field(
         default="raw",
         description="headline interval: raw (the paper's C-ERM interval of the last round) or nested "

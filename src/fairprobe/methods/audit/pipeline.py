@@ -29,6 +29,7 @@ from fairprobe.methods.audit.metrics import gap
 from fairprobe.methods.audit.pool import ADULT_SOURCES, Pool, build_pool, load_source
 from fairprobe.methods.audit.selection import NEEDS_INPUTS, ORACLE, SelectorConfig
 from fairprobe.runner import RunContext
+from fairprobe.threads import apply_torch
 
 TRAJECTORY_COLUMNS = (
     "strategy",
@@ -96,6 +97,7 @@ def validate(block: AuditBlock) -> None:
 
 def execute(block: AuditBlock, ctx: RunContext) -> None:
     """Run the audit for every seed (bafa.txt Algorithm 1), resumably."""
+    apply_torch(ctx.threads)  # the block's ``threads`` (auto: the free cores), set by the runner
     pool = load_pool(block, ctx.seed)
     ctx.log(f"pool of {len(pool)} ({', '.join(f'{k}={v}' for k, v in pool.counts().items())})")
     black_box: Any
@@ -205,6 +207,7 @@ def execute(block: AuditBlock, ctx: RunContext) -> None:
             "black_box_cache_hits": getattr(model, "hits", 0),
             "invalid_answers": black_box.invalid,
             "oracle_strategy": block.strategy in ORACLE,
+            "threads": ctx.threads,
         }
     )
     write_trajectory(ctx.output("trajectory.csv"), list(ctx.store.iter_findings()))

@@ -7,6 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from fairprobe.spec import BlockBase
+from fairprobe.threads import Threads, threads_field
 
 
 class CertifyBlock(BlockBase):
@@ -57,7 +58,7 @@ class CertifyBlock(BlockBase):
         description="'no embedding pre-training' model to certify on the same sentences; "
         "auto = MODEL/no-pretraining when it exists; null = none",
     )
-    threads: int | None = Field(default=None, ge=1, description="torch threads (default: torch's own)")
+    threads: Threads = threads_field()
 
     option_names: ClassVar[dict[str, str]] = {"cap": "max_zonotope_generators"}
     """``--cap`` also named CAFFE's pairs per triple: on the command line each says what it caps."""

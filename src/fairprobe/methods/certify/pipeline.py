@@ -26,6 +26,7 @@ from fairprobe.methods.certify.data import Example, load_eval_data, load_task
 from fairprobe.methods.certify.model import LoadedModel, load_model
 from fairprobe.methods.certify.train import accuracy
 from fairprobe.runner import RunContext
+from fairprobe.threads import apply_torch
 
 ABLATION_DIR = "no-pretraining"
 
@@ -124,10 +125,7 @@ def validate(block: CertifyBlock) -> None:
 
 
 def execute(block: CertifyBlock, ctx: RunContext) -> None:
-    import torch
-
-    if block.threads:
-        torch.set_num_threads(block.threads)
+    apply_torch(ctx.threads)  # the block's ``threads`` (auto: the free cores), set by the runner
     settings = VerifierSettings(
         block.domain, block.cap, block.steps, block.eps0, block.baseline, block.attack
     )

@@ -1,0 +1,261 @@
+"""Benchmark: what a large HInter run writes, its peak memory and its report re-render time, against
+the layout before findings moved out of run.db and findings.jsonl (same campaign, same machine).
+
+The campaign is the one of ``tests/methods/test_hinter_memory.py`` cut to ``--mutants``: reviews
+drawn at random from the IMDB sample × race, gender, body at order 3 with every adjective (about 6,000 mutants per review), the
+dependency invariant off, and a keyword rule as the model (``py:``, constant time per text), so the
+figures are the pipeline's own: mutant generation, the answer cache, the Parquet shards, the
+reports. Both layouts run the real ``fairprobe hinter`` command: the current source, and the
+baseline source exported from git (``--baseline-rev``, default the commit before this change), each
+with ``FAIRPROBE_CACHE=off`` (the run folder holds every answer). Printed per layout: the bytes
+of each file and folder in the run folder, the driver's peak RSS (psutil, sampled every 50 ms) and
+the wall time of ``fairprobe report RUN`` (a fresh process: imports included). Then the bytes
+scaled linearly to 1,000,000 mutants — an extrapolation, marked as such (answers and findings grow
+with the campaign, the reports do not; peak RSS is bounded by the chunk and shard sizes and is not
+scaled) — and the re-render measured at ``--rerender-at`` findings: the run's shard files repeated
+(the real files through the real read path), wall and CPU time of ``fairprobe report``.
+
+    python bench/outputs.py                     # 20,000 mutants, both layouts, re-render at 1M findings
+                                                # (about 2 min, 4-5 min at a load of 15 on 2 cores)
+    python bench/outputs.py --rerender-at 0     # without the 1M re-render (about 1.5 min at load 15)
+    python bench/outputs.py --mutants 1000000   # the real campaign (tens of minutes on 2 cores)
+    python bench/outputs.py --no-baseline       # the current layout only
+
+Measured 2026-11-26 on 2 shared cores at load 14-16 (18,074 mutants): 54.2 MB written before, 4.2 MB
+now; peak RSS 454 / 366 MiB; ``fairprobe report`` of 1,012,144 findings 41.1 s wall (16.0 s CPU,
+with a 2.56 GB findings.jsonl) before, 24.5 s (8.5 s CPU) now; extrapolated to 1M mutants: 2,860 MB
+before, 94 MB now.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from io import BytesIO
+from pathlib import Path
+
+import psutil
+
+KEYWORD_MODEL = """
+import re
+_NEG = re.compile(r"\\b(women|woman|black|old|poor)\\b", re.I)
+
+def predict(texts):
+    return ["NEG" if _NEG.search(t) else "POS" for t in texts]
+"""
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tree_bytes(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _export_source(rev: str, into: Path) -> Path:
+    """``src/`` of ``rev`` (git archive) under ``into``; returns the folder to put on PYTHONPATH."""
+    blob = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], capture_output=True, check=True)
+    with tarfile.open(fileobj=BytesIO(blob.stdout)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "src"
+
+
+def _fairprobe(src: Path, work: Path) -> tuple[list[str], dict[str, str]]:
+    env = {
+        **os.environ,
+        "FAIRPROBE_CACHE": "off",
+        "PYTHONPATH": os.pathsep.join([str(src), str(work)]),
+    }
+    return [sys.executable, "-c", "from fairprobe.cli import main; main()"], env
+
+
+def _reviews(mutants: int, path: Path) -> tuple[Path, int]:
+    """IMDB sample reviews, drawn in a seeded random order, that together give about ``mutants``
+    mutants under the campaign (counted with HInter's own ``count_generated``; a review that would
+    overshoot what is left by over 10% is passed over), as a JSONL file; returns it and the count."""
+    import random
+
+    from fairprobe.datasets import load_dataset
+    from fairprobe.lexicons.dictionary import load_dictionary
+    from fairprobe.methods.hinter.block import HInterBlock
+    from fairprobe.methods.hinter.cases import count_generated
+
+    block = HInterBlock(
+        model="py:keywords:predict", attributes=["race", "gender", "body"], order=3, invariant=False,
+        person_adjectives=False,
+    )  # fmt: skip
+    dictionary = load_dictionary(None)
+    records = load_dataset("imdb-sample").records
+    chosen, total = [], 0
+    for record in random.Random(0).sample(records, len(records)):
+        n = count_generated(record, dictionary, block)
+        if n and total + n <= mutants * 1.1:
+            chosen.append(record)
+            total += n
+        if total >= mutants * 0.9:
+            break
+    path.write_text("".join(json.dumps({"text": r.text}) + "\n" for r in chosen), encoding="utf-8")
+    return path, total
+
+
+def _measure(label: str, src: Path, work: Path, texts: Path) -> dict:
+    exe, env = _fairprobe(src, work)
+    run = work / f"run-{label}"
+    args = [
+        "hinter", "--model", "py:keywords:predict", "--attributes", "race,gender,body", "--order", "3",
+        "--no-invariant", "--all-adjectives", "--data", str(texts), "--out", str(run),
+    ]  # fmt: skip
+    started = time.perf_counter()
+    log = (work / f"{label}.log").open("w+")  # a file, not a pipe: progress lines would fill a pipe
+    proc = subprocess.Popen([*exe, *args], cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=log)
+    driver, peak = psutil.Process(proc.pid), 0
+    while proc.poll() is None:
+        try:
+            peak = max(peak, driver.memory_info().rss)
+        except psutil.Error:
+            pass
+        time.sleep(0.05)
+    run_s = time.perf_counter() - started
+    log.seek(0)
+    err = log.read()
+    log.close()
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{label}: fairprobe exited {proc.returncode}\n{err[-2000:]}")
+    summary = json.loads((run / "summary.json").read_text())
+    started = time.perf_counter()
+    rr = subprocess.run([*exe, "report", str(run)], cwd=work, env=env, capture_output=True, text=True)
+    render_s = time.perf_counter() - started
+    if rr.returncode not in (0, 1):
+        raise SystemExit(f"{label}: fairprobe report exited {rr.returncode}\n{rr.stderr[-2000:]}")
+    files = {p.name: _tree_bytes(p) for p in sorted(run.iterdir()) if p.name != "run.lock"}
+    mutants = sum(v["generated"] for v in summary["metrics"]["mutants"].values())
+    return {
+        "label": label,
+        "mutants": mutants,
+        "findings": summary["findings"],
+        "files": files,
+        "total": sum(files.values()),
+        "peak_rss": peak,
+        "run_s": run_s,
+        "render_s": render_s,
+    }
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:,.1f} MB"
+
+
+def _print(m: dict) -> None:
+    print(f"{m['label']}: {m['mutants']:,} mutants, {m['findings']:,} findings, run {m['run_s']:.1f} s")
+    for name, size in m["files"].items():
+        print(f"    {name:<16} {_mb(size):>12}")
+    print(f"    {'total':<16} {_mb(m['total']):>12}")
+    print(
+        f"    peak RSS {m['peak_rss'] / 2**20:,.0f} MiB; `fairprobe report` re-render {m['render_s']:.2f} s"
+    )
+
+
+SCALES = ("run.db", "findings", "findings.jsonl")
+"""What grows with the campaign (answers, findings); the reports' size does not (the HTML shows a
+bounded sample), so they are counted as measured."""
+
+
+def _scaled(m: dict, target: int) -> str:
+    k = target / m["mutants"]
+    grown = {name: size * (k if name in SCALES else 1) for name, size in m["files"].items()}
+    parts = ", ".join(f"{name} {_mb(grown.get(name, 0))}" for name in SCALES)
+    return f"{m['label']}: {_mb(sum(grown.values()))} written ({parts}; extrapolated)"
+
+
+def _rerender_at(m: dict, src: Path, work: Path, target: int) -> str:
+    """``fairprobe report`` on a copy of the run whose shard files are repeated up to ``target``
+    findings (real shards through the real read path; finding ids repeat, which the analysis
+    does not check): measured, not extrapolated."""
+    import resource
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    run = work / f"run-{m['label'].split()[0]}"
+    big = work / "big"
+    shutil.rmtree(big, ignore_errors=True)
+    shutil.copytree(run, big, ignore=shutil.ignore_patterns("findings.jsonl", "run.lock"))
+    shards = sorted((big / "findings").glob("shard-*.parquet"))
+    rows = [pq.ParquetFile(p).metadata.num_rows for p in shards]
+    total, index = sum(rows), len(shards)
+    while total < target:
+        for path, n in zip(shards, rows, strict=True):
+            shutil.copyfile(path, path.parent / f"shard-{index:06d}.parquet")
+            index, total = index + 1, total + n
+    exe, env = _fairprobe(src, work)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    rr = subprocess.run([*exe, "report", str(big)], cwd=work, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if rr.returncode not in (0, 1):
+        raise SystemExit(f"report of {total:,} findings exited {rr.returncode}\n{rr.stderr[-2000:]}")
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    jsonl = big / "findings.jsonl"
+    size = f"; it wrote findings.jsonl of {_mb(jsonl.stat().st_size)}" if jsonl.exists() else ""
+    summary = json.loads((big / "summary.json").read_text())
+    shutil.rmtree(big)
+    return (
+        f"{m['label']}: `fairprobe report` of {summary['findings']:,} findings (measured): {wall:.1f} s wall, "
+        f"{cpu:.1f} s CPU, load {os.getloadavg()[0]:.1f}{size}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mutants", type=int, default=20_000, help="campaign size (rounded to whole reviews)")
+    ap.add_argument("--baseline-rev", default="33022cc", help="git revision of the layout compared against")
+    ap.add_argument("--no-baseline", action="store_true", help="measure the current layout only")
+    ap.add_argument(
+        "--rerender-at",
+        type=int,
+        default=1_000_000,
+        help="also time `fairprobe report` on the run's shards repeated to this many findings (0: skip)",
+    )
+    args = ap.parse_args()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    with tempfile.TemporaryDirectory(prefix="fairprobe-bench-outputs-") as tmp:
+        work = Path(tmp)
+        (work / "keywords.py").write_text(KEYWORD_MODEL)
+        data, planned = _reviews(args.mutants, work / "reviews.jsonl")
+        print(f"{len(data.read_text().splitlines())} IMDB reviews, {planned:,} mutants")
+        layouts = [("current", ROOT / "src")]
+        if not args.no_baseline:
+            layouts.insert(
+                0, (f"baseline {args.baseline_rev}", _export_source(args.baseline_rev, work / "base"))
+            )
+        results = []
+        for label, src in layouts:
+            m = _measure(label.split()[0], src, work, data)
+            m["label"] = label
+            _print(m)
+            results.append(m)
+        print(f"\nBytes extrapolated linearly to 1,000,000 mutants (measured at {results[0]['mutants']:,}):")
+        for m in results:
+            print("  " + _scaled(m, 1_000_000))
+        if args.rerender_at:
+            print(f"\nRe-render with the shards repeated to {args.rerender_at:,} findings:")
+            for m, (_, src) in zip(results, layouts, strict=True):
+                print("  " + _rerender_at(m, src, work, args.rerender_at), flush=True)
+        if len(results) == 2:
+            base, cur = results
+            print(
+                f"\ncurrent / baseline: bytes written {cur['total'] / base['total']:.2f}x, peak RSS "
+                f"{cur['peak_rss'] / base['peak_rss']:.2f}x, re-render {cur['render_s'] / base['render_s']:.2f}x"
+            )
+
+
+if __name__ == "__main__":
+    main()
