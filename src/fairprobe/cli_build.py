@@ -146,11 +146,20 @@ def type_text(info: FieldInfo) -> str:
         return "<" + "|".join(str(a) for a in arg) + ">"
     if typing.get_origin(arg) is Annotated:
         arg = typing.get_args(arg)[0]
+    if typing.get_origin(arg) in (typing.Union, types.UnionType):  # e.g. ``int | Literal["auto"]``
+        return "<" + "|".join(_alternative(a) for a in typing.get_args(arg) if a is not type(None)) + ">"
     name = getattr(arg, "__name__", "str")
     name = {"NoneType": "str"}.get(name, name)
     text = f"<{name},...>" if kind == "list" else f"<{name}>"
     rng = bounds_text(info)
     return f"{text} [{rng}]" if rng else text
+
+
+def _alternative(arg: Any) -> str:
+    """One alternative of a union metavar: a literal's values, else the type's name."""
+    if typing.get_origin(arg) is Literal:
+        return "|".join(str(a) for a in typing.get_args(arg))
+    return getattr(arg, "__name__", "str")
 
 
 def help_text(info: FieldInfo, extra: str = "") -> str:
