@@ -91,15 +91,6 @@ def split_csv(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
-def check_options(model: type[Any], values: dict[str, Any], names: dict[str, str] | None = None) -> None:
-    """Check option values against the same-named fields of a pydantic ``model`` before any work
-    starts (:func:`fairprobe.cli_build.validated`); ``names`` maps a field to its option when they
-    differ. Kept for commands not yet generated with :func:`fairprobe.cli_build.block_options`."""
-    from fairprobe.cli_build import validated
-
-    validated(model, {k: v for k, v in values.items() if v is not None}, names or {})
-
-
 def run_technique(
     name: str,
     options: dict[str, Any],
