@@ -69,6 +69,10 @@ def count_of(metrics: dict[str, Any], path: str) -> tuple[int, int] | None:
     """``(count, n)`` behind the rate at ``path`` (``round(rate * n)``), when it has an ``_n``."""
     node, rest = walk_metric(metrics, path)
     n = sibling(metrics, path, "_n")
+    if n is None:  # a dict holding one rate keeps its denominator as ``n`` (Meta-Fair's entries)
+        parent = path.rpartition(".")[0]
+        holder, left = walk_metric(metrics, parent) if parent else (metrics, "")
+        n = holder.get("n") if isinstance(holder, dict) and not left else None
     if rest or not isinstance(node, int | float) or not isinstance(n, int) or isinstance(n, bool):
         return None
     return round(node * n), n

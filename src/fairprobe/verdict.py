@@ -30,7 +30,7 @@ from typing import Any
 
 from fairprobe.errors import SpecError
 from fairprobe.report.sections import NO_DATA
-from fairprobe.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold, lookup_metric
+from fairprobe.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold
 
 PASS = "pass"
 FAIL = "fail"
@@ -220,4 +220,6 @@ def incomplete(verdict: Verdict, why: str, findings: int) -> Verdict:
         f"the run is incomplete: {why}; {findings} findings so far; run the same command again to "
         "resume (nothing done is lost)"
     )
+    if not findings:  # nothing judged yet: the partial verdict ("tested 0 cases") would mislead
+        return Verdict(INCOMPLETE, {}, [first], [""])
     return Verdict(INCOMPLETE, verdict.thresholds, [first, *verdict.reasons], ["", *verdict.anchors])

@@ -78,8 +78,8 @@ def _table_sample(findings: Any, analysis: Analysis) -> list[dict[str, Any]]:
 def render_html(path: Path, summary: dict[str, Any], analysis: Analysis, findings: Any) -> None:
     """The HTML report; ``findings`` is a list or a :class:`~fairprobe.shards.FindingsTable` (then
     only a bounded sample is read, so the page stays small whatever the run size)."""
-    from fairprobe.report.writers import atomic_write
     from fairprobe.headline import interval, key_rows, number
+    from fairprobe.report.writers import atomic_write
     from fairprobe.thresholds import flatten_metric_paths, lookup_metric
 
     shown = _table_sample(findings, analysis)
