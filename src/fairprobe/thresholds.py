@@ -111,7 +111,10 @@ def expand_metric_path(metrics: dict[str, Any], pattern: str) -> list[str]:
     At a ``*`` that ends the pattern only numbers and ``None`` (no data) count, never an interval,
     denominator or count beside a rate (:data:`SIBLING_SUFFIXES`); a ``*`` inside the pattern
     follows every dict below it."""
-    head, star, tail = pattern.partition("*")
+    if "*" not in pattern:
+        node, rest = walk_metric(metrics, pattern)
+        return [pattern] if not rest and not isinstance(node, dict | list) else []
+    head, _, tail = pattern.partition("*")
     prefix = head.rstrip(".")
     node, rest = walk_metric(metrics, prefix) if prefix else (metrics, "")
     if rest or not isinstance(node, dict):
