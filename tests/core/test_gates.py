@@ -250,3 +250,11 @@ def test_the_demo_passes_for_the_reason_the_readme_gives(cli, tmp_path):
     assert {t["source"] for t in summary["thresholds"].values()} >= {"default gate"}
     assert summary["headline"].startswith("the model changed its answer for ")
     assert any("within the 5% gate" in n for n in summary["notes"])
+
+
+def test_a_wildcard_fail_on_is_checked_up_to_its_star_before_the_run():
+    from fairprobe.runner import _metric_may_exist
+
+    assert _metric_may_exist(HINTER_SHAPED, "error_rate.by_attribute.*")
+    assert _metric_may_exist(HINTER_SHAPED, "error_rate.by_pair.*")  # empty until the run knows its pairs
+    assert not _metric_may_exist(HINTER_SHAPED, "error_rate.by_atribute.*")
