@@ -227,7 +227,9 @@ def run_block(
         {"allow_empty": spec.allow_empty, "max_invalid_rate": spec.max_invalid_rate, "no_gate": no_gate}
     )
     store.set_meta(
-        thresholds=json.dumps([str(t) for t in thresholds]), default_gates=json.dumps(gates), verdict_rules=rules
+        thresholds=json.dumps([str(t) for t in thresholds]),
+        default_gates=json.dumps(gates),
+        verdict_rules=rules,
     )
     cache_path = default_cache_path()
     try:

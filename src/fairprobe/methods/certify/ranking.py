@@ -23,7 +23,9 @@ def ranked(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     decided = [
         f
         for f in findings
-        if f.get("variant", "main") == "main" and not f.get("invalid") and isinstance(f.get("eps_star"), int | float)
+        if f.get("variant", "main") == "main"
+        and not f.get("invalid")
+        and isinstance(f.get("eps_star"), int | float)
     ]
     return sorted(decided, key=lambda f: (bool(f.get("certified")), _margin(f), str(f.get("sentence_id"))))
 
@@ -65,7 +67,13 @@ def table(rows: list[dict[str, Any]]) -> Table:
         "Sentences furthest from a certificate first",
         ["sentence", "certified", "ε*", "t", "ε* / t"],
         [
-            [_snippet(f), "yes" if f.get("certified") else "no", number(f["eps_star"]), number(f.get("threshold")), number(_margin(f))]
+            [
+                _snippet(f),
+                "yes" if f.get("certified") else "no",
+                number(f["eps_star"]),
+                number(f.get("threshold")),
+                number(_margin(f)),
+            ]
             for f in rows
         ],
         caption="ε* / t below 1: the verified radius does not reach the sensitive words' substitutes, so "

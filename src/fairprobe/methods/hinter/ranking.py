@@ -74,7 +74,9 @@ def substitutions(findings: FindingsTable) -> list[Substitution]:
     t = t.filter(judged)
     if not t.num_rows:
         return []
-    t = pa.table({"kind": t["kind"], "key": t["key"], "flip": pc.cast(pc.fill_null(t["biased"], False), pa.int64())})
+    t = pa.table(
+        {"kind": t["kind"], "key": t["key"], "flip": pc.cast(pc.fill_null(t["biased"], False), pa.int64())}
+    )
     grouped = t.group_by(["kind", "key"]).aggregate([("flip", "sum"), ("flip", "count")]).to_pydict()
     out = []
     for kind, key, flips, mutants in zip(

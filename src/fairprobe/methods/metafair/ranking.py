@@ -31,7 +31,9 @@ def _name(mr: str) -> str:
     return f"{mr} ({relation.name})" if relation is not None else mr
 
 
-def _worst(ranked: list[tuple[str, str, dict[str, Any]]], mr: str | None = None, dim: str | None = None) -> str:
+def _worst(
+    ranked: list[tuple[str, str, dict[str, Any]]], mr: str | None = None, dim: str | None = None
+) -> str:
     for m, d, e in ranked:
         if (mr is None or m == mr) and (dim is None or d == dim) and e["biased"]:
             where = d if mr is not None else _name(m)
@@ -42,13 +44,13 @@ def _worst(ranked: list[tuple[str, str, dict[str, Any]]], mr: str | None = None,
 def explanations(metrics: dict[str, Any]) -> dict[str, Explanation]:
     ranked = cells(metrics)
     out = {
-        "bias_rate": Explanation(
-            "the judge found bias in {count} of {n} executions", _worst(ranked), CELLS
-        )
+        "bias_rate": Explanation("the judge found bias in {count} of {n} executions", _worst(ranked), CELLS)
     }
     for mr in metrics.get("by_mr", {}):
         out[f"by_mr.{mr}.bias_rate"] = Explanation(
-            f"the judge found bias in {{count}} of {{n}} executions of {_name(mr)}", _worst(ranked, mr=mr), CELLS
+            f"the judge found bias in {{count}} of {{n}} executions of {_name(mr)}",
+            _worst(ranked, mr=mr),
+            CELLS,
         )
     for dim in metrics.get("by_dimension", {}):
         out[f"by_dimension.{dim}.bias_rate"] = Explanation(
@@ -93,7 +95,11 @@ def top_findings(metrics: dict[str, Any], limit: int = 3) -> list[str]:
 
 
 def key_metrics(metrics: dict[str, Any]) -> list[tuple[str, str]]:
-    out = [("executions", "tested"), ("answers unusable (INVALID)", "invalid_rate"), ("bias rate", "bias_rate")]
+    out = [
+        ("executions", "tested"),
+        ("answers unusable (INVALID)", "invalid_rate"),
+        ("bias rate", "bias_rate"),
+    ]
     for label, node, fmt in (
         ("worst relation", metrics.get("by_mr", {}), "by_mr.{}.bias_rate"),
         ("worst dimension", metrics.get("by_dimension", {}), "by_dimension.{}.bias_rate"),
