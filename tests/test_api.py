@@ -82,7 +82,9 @@ def test_shard_backed_run(work: Path) -> None:
     assert isinstance(run, fairprobe.Run)
     assert (run.verdict, run.passed) == ("fail", False)
     assert run.reasons == json.loads((work / "runs/b/summary.json").read_text())["reasons"]
-    assert "error_rate.atomic>0 holds" in run.reasons[0]
+    # the reason in words, naming the worst word pair (fairprobe.gates)
+    assert "single-substitution mutants" in run.reasons[0] and "above the 0% gate" in run.reasons[0]
+    assert "most often he→she" in run.reasons[0]
     assert run.metrics["error_rate"]["atomic"] > 0
     assert run.run_dir == Path("runs/b") and run.report.is_file()
     findings = list(run.findings())
@@ -138,7 +140,7 @@ def test_the_cli_and_the_api_give_the_same_run(work: Path, cli) -> None:
         "clirun",
         cwd=work,
     )
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # the default gates fail the biased model
     run = fairprobe.hinter(model="py:apibiased:classify", **HINTER, out="apirun")
     by_cli = json.loads((work / "clirun/summary.json").read_text())
     assert run.metrics == by_cli["metrics"] and run.summary["spec"] == by_cli["spec"]

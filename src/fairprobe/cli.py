@@ -2,7 +2,8 @@
 
 Exit codes (:mod:`fairprobe.verdict`):
 
-- 0: the run passed (every threshold holds, enough valid answers, something was tested);
+- 0: the run passed (every threshold holds, enough valid answers, something was tested), or it
+  had no fairness gate at all ("measured (no fairness gate)");
 - 1: a threshold failed, or the run is inconclusive (no data, or too many INVALID answers);
 - 2: a usage or input error (one red line, no traceback);
 - 3: an internal error (one line on screen; the traceback is saved to ``error.log`` in the run
@@ -75,6 +76,14 @@ def _root(
             help="a run with this share of INVALID answers or more is inconclusive (default 0.5)",
         ),
     ] = None,
+    no_default_gates: Annotated[
+        bool,
+        typer.Option(
+            "--no-default-gates",
+            help="judge nothing unless --fail-on or the spec's thresholds: say so (the verdict is "
+            "'measured (no fairness gate)', exit 0)",
+        ),
+    ] = False,
 ) -> None:
     """fairprobe: HInter, Meta-Fair, CAFFE, fairness certificates and BAFA behind one spec and one report.
 
@@ -84,6 +93,8 @@ def _root(
         VERDICT_RULES["allow_empty"] = True
     if max_invalid_rate is not None:
         VERDICT_RULES["max_invalid_rate"] = max_invalid_rate
+    if no_default_gates:
+        VERDICT_RULES["default_gates"] = False
 
 
 def with_rules(block):
@@ -127,26 +138,7 @@ def demo(
     text = files("fairprobe").joinpath("demo.yaml").read_text(encoding="utf-8")
     blocks = parse_spec(text, "fairprobe/demo.yaml")
     outcomes = [run_block(with_rules(b), out_dir / b.name, overwrite=overwrite) for b in blocks]
-    for o in outcomes:
-        out.print(f"[bold]{o.summary['technique']}[/] metrics: {json.dumps(_headline(o.summary['metrics']))}")
-    finish(outcomes)
-
-
-def _headline(metrics: dict, limit: int = 12) -> dict:
-    """The run's numbers one level deep (``error_rate.atomic``), without intervals, for one line."""
-
-    def number(v: object) -> bool:
-        return isinstance(v, int | float) and not isinstance(v, bool)
-
-    flat: dict[str, float] = {}
-    for key, value in metrics.items():
-        if number(value):
-            flat[key] = round(value, 4)
-        elif isinstance(value, dict):
-            for sub, v in value.items():
-                if number(v) and not sub.endswith("_ci"):
-                    flat[f"{key}.{sub}"] = round(v, 4)
-    return dict(list(flat.items())[:limit])
+    finish(outcomes)  # prints each run's headline, verdict, reasons and top findings
 
 
 @app.command()

@@ -37,21 +37,35 @@ _SHOWN = {
     "fail": "[red]FAILED[/]",
     "inconclusive": "[yellow]INCONCLUSIVE[/]",
     "incomplete": "[yellow]INCOMPLETE[/]",
+    "measured": "[cyan]measured (no fairness gate)[/]",
 }
+OK_VERDICTS = {"pass", "measured"}
+"""Verdicts that exit 0: a pass, or a run with no fairness gate at all (it judged nothing)."""
+TOP_FINDINGS = 3
 
 
 def finish(outcomes) -> None:
-    """Print each run's verdict, why it did not pass, and where its report is; exit 1 unless every
-    run passed."""
+    """Print, for each run, its verdict and report path, what it found (one sentence), why it did not
+    pass (each reason once) and its worst findings (three, short); exit 1 unless every run passed or
+    was only measured (no fairness gate)."""
     failed = False
     for outcome in outcomes:
+        summary = outcome.summary
         verdict = _SHOWN.get(outcome.verdict, escape(outcome.verdict))
-        out.print(
-            f"{escape(str(outcome.summary['name']))}: {verdict} · report: {escape(str(outcome.report))}"
-        )
-        for reason in outcome.summary.get("reasons", []):
-            out.print(f"  {outcome.verdict}: {escape(reason)}", highlight=False, soft_wrap=True)
-        failed |= not outcome.passed
+        out.print(f"{escape(str(summary['name']))}: {verdict} · report: {escape(str(outcome.report))}")
+        if summary.get("headline"):
+            out.print(f"  {escape(summary['headline'])}", highlight=False, soft_wrap=True)
+        for reason in dict.fromkeys(summary.get("reasons", [])):  # each reason once
+            label = "note" if outcome.verdict in OK_VERDICTS else outcome.verdict
+            out.print(f"  {label}: {escape(reason)}", highlight=False, soft_wrap=True)
+        for note in summary.get("notes") or []:
+            out.print(f"  closest call: {escape(note)}", highlight=False, soft_wrap=True)
+        top = summary.get("top_findings") or []
+        if top:
+            out.print("  worst findings:", highlight=False)
+            for i, line in enumerate(top[:TOP_FINDINGS], 1):
+                out.print(f"    {i}. {escape(line)}", highlight=False, soft_wrap=True)
+        failed |= outcome.verdict not in OK_VERDICTS
     if failed:
         raise typer.Exit(1)
 

@@ -56,6 +56,9 @@ class Technique:
     validate: Callable[[Any], None] | None = None
     pairing: Pairing | None = None
     """How two runs' findings pair up for ``fairprobe compare`` (:mod:`fairprobe.compare`)."""
+    default_gates: tuple[str, ...] = ()
+    """Fail conditions (``METRIC OP VALUE``) applied when a block sets no ``thresholds:`` and no
+    ``--fail-on`` is given (:mod:`fairprobe.gates` says why each was chosen)."""
 
 
 _LOAD_ERRORS: dict[str, str] = {}

@@ -20,6 +20,7 @@ from fairprobe._version import __version__
 from fairprobe.caching import CachedChatModel, CachedClassifier
 from fairprobe.errors import DataError, FairprobeError, InternalError, RunInterrupted, RunStateError
 from fairprobe.export import stored_findings, write_jsonl_if_small
+from fairprobe.gates import explainer
 from fairprobe.models.redact import redact_secrets, redact_uri
 from fairprobe.progress import ProgressReporter
 from fairprobe.registry import get as get_technique
@@ -194,7 +195,11 @@ def check_thresholds(technique: Any, spec: BlockSpec, thresholds: list[Threshold
 
 def _metric_may_exist(metrics: Any, path: str) -> bool:
     """Whether ``path`` names a metric, or leads into a dict that is empty without data (keyed by
-    groups, pairs, ... that only the run will know)."""
+    groups, pairs, ... that only the run will know). A ``*`` path is checked up to its first ``*``."""
+    if "*" in path.split("."):
+        prefix = path.partition("*")[0].rstrip(".")
+        node, rest = walk_metric(metrics, prefix) if prefix else (metrics, "")
+        return isinstance(node, dict) and (not rest or not node)
     node, rest = walk_metric(metrics, path)
     if rest:
         return isinstance(node, dict) and not node
@@ -216,11 +221,20 @@ def run_block(
     technique = get_technique(spec.technique)
     thresholds = [*spec.thresholds, *(fail_on or [])]
     check_thresholds(technique, spec, thresholds)
+    # Default gates when the user set none; none at all after `thresholds: []` / --no-default-gates.
+    gates = list(technique.default_gates) if spec.default_gates and not thresholds else []
+    no_gate = not thresholds and not spec.default_gates
     if technique.validate is not None:
         technique.validate(spec.block)  # input errors before the folder is touched
     store = open_run(spec, run_dir, overwrite=overwrite)
-    rules = json.dumps({"allow_empty": spec.allow_empty, "max_invalid_rate": spec.max_invalid_rate})
-    store.set_meta(thresholds=json.dumps([str(t) for t in thresholds]), verdict_rules=rules)
+    rules = json.dumps(
+        {"allow_empty": spec.allow_empty, "max_invalid_rate": spec.max_invalid_rate, "no_gate": no_gate}
+    )
+    store.set_meta(
+        thresholds=json.dumps([str(t) for t in thresholds]),
+        default_gates=json.dumps(gates),
+        verdict_rules=rules,
+    )
     cache_path = default_cache_path()
     try:
         cache = Store(cache_path) if cache_path is not None else None
@@ -236,7 +250,11 @@ def run_block(
                 raise
             start_from_empty(spec, run_dir, store)  # --overwrite: test the new model from scratch
             claim(run_dir, store, "spec.yaml").write_text(spec.resolved_yaml(), encoding="utf-8")
-            store.set_meta(thresholds=json.dumps([str(t) for t in thresholds]), verdict_rules=rules)
+            store.set_meta(
+                thresholds=json.dumps([str(t) for t in thresholds]),
+                default_gates=json.dumps(gates),
+                verdict_rules=rules,
+            )
             ctx = RunContext(run_dir, store, cache, spec.seed, spec.name, quiet=quiet)
     except BaseException:
         for s in (cache, store):
@@ -347,10 +365,16 @@ def render_reports(
             findings = [f for f in findings if not f.get("hidden")]
         thresholds = [Threshold.parse(t) for t in json.loads(store.get_meta("thresholds") or "[]")]
         rules = json.loads(store.get_meta("verdict_rules") or "{}")
+        gates = json.loads(store.get_meta("default_gates") or "null")
+        if gates is None:  # a run folder from before default gates: judged as a new run would be
+            gates = [] if thresholds or rules.get("no_gate") else list(technique.default_gates)
+        implied = [] if rules.get("no_gate") else analysis.implied_thresholds
         verdict = decide(
             analysis.metrics,
             thresholds,
-            implied=[(Threshold.parse(t), *rest) for t, *rest in analysis.implied_thresholds],
+            implied=[(Threshold.parse(t), *rest) for t, *rest in implied],
+            gates=[Threshold.parse(t) for t in gates],
+            explain=explainer(analysis.metrics, analysis.explanations),
             allow_empty=bool(rules.get("allow_empty", False)),
             max_invalid_rate=float(rules.get("max_invalid_rate", DEFAULT_MAX_INVALID_RATE)),
             inconclusive_reasons=analysis.inconclusive,
@@ -377,7 +401,11 @@ def render_reports(
             "thresholds": verdict.thresholds,
             "verdict": verdict.verdict,
             "reasons": verdict.reasons,
+            "reason_anchors": verdict.anchors,
+            "notes": verdict.notes,
             "passed": verdict.passed,
+            "headline": analysis.headline,
+            "top_findings": analysis.top_findings,
             "spec": resolved["block"],
             **(store.get_state("info", {}) or {}),
             **analysis.info,
@@ -403,6 +431,7 @@ def run_options(
     fail_on: list[Threshold] | None = None,
     allow_empty: bool = False,
     max_invalid_rate: float = DEFAULT_MAX_INVALID_RATE,
+    default_gates: bool = True,
     option_name: Callable[[str], str] | None = None,
 ) -> RunOutcome:
     """Run a technique from command-line options or Python keyword arguments (the same validation
@@ -428,5 +457,6 @@ def run_options(
         list(fail_on or []),
         allow_empty=allow_empty,
         max_invalid_rate=max_invalid_rate,
+        default_gates=default_gates,
     )
     return run_block(spec, out, overwrite=overwrite)

@@ -110,6 +110,9 @@ class BlockSpec:
     thresholds: list[Threshold]
     allow_empty: bool = False
     max_invalid_rate: float = DEFAULT_MAX_INVALID_RATE
+    default_gates: bool = True
+    """Apply the technique's default gates when no threshold is set (false after an explicit
+    ``thresholds:``, even ``[]``, or ``--no-default-gates``)."""
     group: str | None = None
     """Blocks expanded from one block's ``models: [..]`` share a group (the block's name); each runs
     into ``OUT/<group>/<model>`` and every model is compared with the first."""
@@ -348,6 +351,7 @@ def parse_spec(
                             else float(max_invalid)
                         ),
                         group=group,
+                        default_gates="thresholds" not in data and "thresholds" not in item,
                     )
                 )
     if not blocks:

@@ -24,16 +24,34 @@ _OPS = {
     ">": operator.gt,
     "<": operator.lt,
 }
-_THRESHOLD_RE = re.compile(r"^\s*([A-Za-z_][\w.+\-]*)\s*(>=|<=|==|!=|>|<)\s*(-?[\d.]+(?:e-?\d+)?)\s*$")
+_PATH = r"[A-Za-z_*][\w.+\-*]*"
+_THRESHOLD_RE = re.compile(
+    rf"^\s*(?:(lower|upper)\(\s*({_PATH})\s*\)|({_PATH}))\s*(>=|<=|==|!=|>|<)\s*(-?[\d.]+(?:e-?\d+)?)\s*$"
+)
+SIBLING_SUFFIXES = ("_ci", "_n", "_invalid", "_count", "_most_refused")
+"""Keys that sit beside a rate (its interval, its denominator, ...): never a metric of their own to
+``*`` (see :meth:`Threshold.resolve`)."""
+BOUNDS = {"lower": 0, "upper": 1}
+"""``lower(PATH)`` / ``upper(PATH)``: the end of the metric's 95% interval (``<name>_ci``)."""
 
 
 @dataclass(frozen=True)
 class Threshold:
-    """A fail condition on one metric: the run fails when ``metric OP value`` holds."""
+    """A fail condition on one metric: the run fails when ``metric OP value`` holds.
+
+    Two extensions serve the default gates (:mod:`fairprobe.gates`):
+
+    - ``*`` in the path stands for any key at that level (``error_rate.by_attribute.*``): the
+      condition fails when it holds for any of them, and the worst one is reported;
+    - ``lower(PATH)`` / ``upper(PATH)`` judge an end of the metric's 95% interval instead of the
+      point value (``lower(error_rate.by_attribute.*) > 0.05``: an attribute whose whole interval
+      lies above 5%)."""
 
     metric: str
     op: str
     value: float
+    bound: str = ""
+    """``"lower"``, ``"upper"`` or ``""`` (the value itself)."""
 
     @classmethod
     def parse(cls, text: str) -> Threshold:
@@ -41,15 +59,77 @@ class Threshold:
         if not m:
             raise SpecError(
                 f"bad threshold {text!r}: write METRIC OP VALUE, e.g. 'error_rate.atomic>0.1' "
-                f"(OP one of {' '.join(_OPS)})"
+                f"or 'lower(error_rate.by_attribute.*)>0.05' (OP one of {' '.join(_OPS)})"
             )
-        return cls(m.group(1), m.group(2), float(m.group(3)))
+        bound, inner, plain, op, value = m.groups()
+        return cls(inner or plain, op, float(value), bound or "")
 
     def __str__(self) -> str:
-        return f"{self.metric}{self.op}{self.value:g}"
+        path = f"{self.bound}({self.metric})" if self.bound else self.metric
+        return f"{path}{self.op}{self.value:g}"
 
     def fails(self, actual: float) -> bool:
         return bool(_OPS[self.op](actual, self.value))
+
+    @property
+    def wildcard(self) -> bool:
+        return "*" in self.metric.split(".")
+
+    def resolve(self, metrics: dict[str, Any]) -> list[tuple[str, float | None]]:
+        """``(concrete path, value)`` of every metric the condition names, the bound applied
+        (``None``: no data). A path without ``*`` names one metric and raises
+        :class:`~fairprobe.errors.SpecError` when it is not there; one with ``*`` names whatever
+        matches (possibly nothing)."""
+        paths = expand_metric_path(metrics, self.metric) if self.wildcard else [self.metric]
+        out: list[tuple[str, float | None]] = []
+        for path in paths:
+            if not self.bound:
+                out.append((path, lookup_metric(metrics, path)))
+                continue
+            lookup_metric(metrics, path)  # the metric itself must exist
+            ci = interval_of(metrics, path)
+            out.append((path, None if ci is None else float(ci[BOUNDS[self.bound]])))
+        return out
+
+    def worst(self, values: list[tuple[str, float]]) -> tuple[str, float]:
+        """The value that breaks the condition most: the largest for ``>``/``>=``, else the least."""
+        pick = max if self.op in (">", ">=") else min
+        return pick(values, key=lambda pv: pv[1])
+
+
+def interval_of(metrics: dict[str, Any], path: str) -> list[float] | None:
+    """The 95% interval ``<name>_ci`` beside the metric at ``path``, or ``None``."""
+    parent, _, leaf = path.rpartition(".")
+    node, rest = walk_metric(metrics, parent) if parent else (metrics, "")
+    ci = node.get(f"{leaf}_ci") if isinstance(node, dict) and not rest else None
+    return ci if isinstance(ci, list | tuple) and len(ci) == 2 and None not in ci else None
+
+
+def expand_metric_path(metrics: dict[str, Any], pattern: str) -> list[str]:
+    """Concrete dotted paths that ``pattern`` (``*`` = any key at that level) names in ``metrics``.
+
+    At a ``*`` that ends the pattern only numbers and ``None`` (no data) count, never an interval,
+    denominator or count beside a rate (:data:`SIBLING_SUFFIXES`); a ``*`` inside the pattern
+    follows every dict below it."""
+    if "*" not in pattern:
+        node, rest = walk_metric(metrics, pattern)
+        return [pattern] if not rest and not isinstance(node, dict | list) else []
+    head, _, tail = pattern.partition("*")
+    prefix = head.rstrip(".")
+    node, rest = walk_metric(metrics, prefix) if prefix else (metrics, "")
+    if rest or not isinstance(node, dict):
+        return []
+    base = f"{prefix}." if prefix else ""
+    tail = tail.lstrip(".")
+    out: list[str] = []
+    for key, value in node.items():
+        if not tail:
+            is_metric = value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+            if is_metric and not str(key).endswith(SIBLING_SUFFIXES):
+                out.append(f"{base}{key}")
+        elif isinstance(value, dict):
+            out.extend(expand_metric_path(metrics, f"{base}{key}.{tail}"))
+    return out
 
 
 def walk_metric(metrics: dict[str, Any], path: str) -> tuple[Any, str]:

@@ -13,26 +13,41 @@ A fairness tool must never report a false PASS, so three rules come before any t
    ``max_invalid_rate``) must hold, or the verdict is "inconclusive": the model's answers could not
    be read often enough for any rate to mean anything.
 
-Then the fail conditions (spec ``thresholds:``, ``--fail-on``, and thresholds a technique's test
-cases carry themselves, e.g. CAFFE's expected fairness level) decide pass or fail.
+Then the fail conditions decide pass or fail: the user's (spec ``thresholds:``, ``--fail-on``), else
+the technique's **default gates** (:mod:`fairprobe.gates`), plus the thresholds a technique's test
+cases carry themselves (e.g. CAFFE's expected fairness level). A run with no fail condition at all
+(``thresholds: []``, ``--no-default-gates``) is "measured (no fairness gate)", never "pass".
 
-Exit codes (:mod:`fairprobe.cli`): 0 pass; 1 fail or inconclusive; 2 usage or input error;
+Exit codes (:mod:`fairprobe.cli`): 0 pass or measured; 1 fail or inconclusive; 2 usage or input error;
 3 internal error.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from fairprobe.errors import SpecError
 from fairprobe.report.sections import NO_DATA
-from fairprobe.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold, lookup_metric
+from fairprobe.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold
 
 PASS = "pass"
 FAIL = "fail"
 INCONCLUSIVE = "inconclusive"
 INCOMPLETE = "incomplete"
+MEASURED = "measured"
+"""No fail condition at all (``thresholds: []`` or ``--no-default-gates``): the run measured and
+judged nothing, so it is neither "pass" nor "fail". Exit code 0; ``passed`` is false."""
+MEASURED_WORDS = "measured (no fairness gate)"
+
+DEFAULT_GATE = "default gate"
+"""The ``source`` of a technique's default gate (:attr:`fairprobe.registry.Technique.default_gates`)."""
+_NOTED = {"spec", DEFAULT_GATE}
+
+Explain = Callable[[Threshold, str, float, bool], tuple[str, str]]
+"""``explain(threshold, concrete metric path, actual, failed)`` -> (the result in words, report anchor);
+``("", "")`` when it has nothing better than the generic words (:func:`fairprobe.gates.explainer`)."""
 
 
 @dataclass
@@ -40,6 +55,10 @@ class Verdict:
     verdict: str
     thresholds: dict[str, dict[str, Any]]
     reasons: list[str] = field(default_factory=list)
+    anchors: list[str] = field(default_factory=list)
+    """Per reason, the report.html anchor of the findings behind it ("" when none)."""
+    notes: list[str] = field(default_factory=list)
+    """For a pass: each gate's closest call in words ("... 2.6%, within the 5% gate")."""
 
     @property
     def passed(self) -> bool:
@@ -53,15 +72,19 @@ def check_threshold(
     allow_empty: bool = False,
     source: str = "spec",
     words: str = "",
+    explain: Explain | None = None,
 ) -> dict[str, Any]:
     """One threshold's result: ``actual``, ``passed`` and, when it fails, ``reason`` (``words``, a
-    technique's own account of the measurement, when given; else the generic one)."""
+    technique's own account of the measurement, when given; else ``explain``'s sentence; else the
+    generic one). A condition with ``*`` fails when any metric it names fails; ``path`` is the
+    worst one and ``failing`` how many failed."""
     try:
-        actual = lookup_metric(metrics, threshold.metric)
+        found = threshold.resolve(metrics)
     except SpecError as exc:
         # A metric the analysis did not produce (e.g. a pair not in this run): never a silent pass.
         return _result(threshold, None, False, source, f"{exc}")
-    if actual is None:
+    data = [(p, v) for p, v in found if v is not None]
+    if not data:
         if allow_empty:
             return _result(threshold, None, True, source, f"{NO_DATA} (n = 0), allowed by allow_empty")
         return _result(
@@ -72,13 +95,23 @@ def check_threshold(
             f"{threshold.metric} has {NO_DATA} (n = 0): nothing was tested for it; "
             "set allow_empty: true to accept that",
         )
-    fails = threshold.fails(actual)
-    reason = (
-        (words or f"{threshold.metric} = {actual:.4g}, and the fail condition {threshold} holds")
-        if fails
-        else ""
-    )
-    return _result(threshold, actual, not fails, source, reason)
+    failing = [(p, v) for p, v in data if threshold.fails(v)]
+    path, actual = threshold.worst(failing or data)
+    reason = anchor = note = ""
+    if failing:
+        if explain is not None and not words:
+            reason, anchor = explain(threshold, path, actual, True)
+        reason = words or reason or f"{path} = {actual:.4g}, and the fail condition {threshold} holds"
+    elif explain is not None:
+        note = explain(threshold, path, actual, False)[0]
+    out = _result(threshold, actual, not failing, source, reason)
+    if note:
+        out["note"] = note
+    if threshold.wildcard or threshold.bound:
+        out.update(path=path, failing=len(failing), of=len(data))
+    if anchor:
+        out["anchor"] = anchor
+    return out
 
 
 def _result(t: Threshold, actual: float | None, passed: bool, source: str, reason: str) -> dict[str, Any]:
@@ -90,6 +123,8 @@ def _result(t: Threshold, actual: float | None, passed: bool, source: str, reaso
         "passed": passed,
         "source": source,
     }
+    if t.bound:
+        out["bound"] = t.bound
     if reason:
         out["reason"] = reason
     return out
@@ -100,6 +135,8 @@ def decide(
     thresholds: list[Threshold],
     *,
     implied: list[tuple[Threshold, str] | tuple[Threshold, str, str]] | None = None,
+    gates: list[Threshold] | None = None,
+    explain: Explain | None = None,
     allow_empty: bool = False,
     max_invalid_rate: float = DEFAULT_MAX_INVALID_RATE,
     inconclusive_reasons: list[str] | None = None,
@@ -108,18 +145,30 @@ def decide(
 
     ``thresholds`` are the user's fail conditions; ``implied`` are (fail condition, source[, reason])
     a technique derives from its own test cases (listed in the summary with that source; the reason,
-    when given, is the failure's reason in words);
+    when given, is the failure's reason in words); ``gates`` are the technique's default gates, used
+    when the user set no thresholds (a gate on a metric without data is skipped: the empty-run rule
+    below covers a run that tested nothing);
+    ``explain`` words a failure from the metrics (:func:`fairprobe.gates.explainer`);
     ``inconclusive_reasons`` are a technique's own reasons why its measurements cannot be trusted
     (:attr:`~fairprobe.report.sections.Analysis.inconclusive`).
+    With no fail condition at all the verdict is :data:`MEASURED`, never "pass".
     """
     results: dict[str, dict[str, Any]] = {}
     for t in thresholds:
-        results[str(t)] = check_threshold(metrics, t, allow_empty=allow_empty)
+        results[str(t)] = check_threshold(metrics, t, allow_empty=allow_empty, explain=explain)
+    for t in gates or []:
+        results.setdefault(
+            str(t), check_threshold(metrics, t, allow_empty=True, source=DEFAULT_GATE, explain=explain)
+        )
     for t, source, *words in implied or []:
         results.setdefault(
-            str(t), check_threshold(metrics, t, allow_empty=allow_empty, source=source, words="".join(words))
+            str(t),
+            check_threshold(
+                metrics, t, allow_empty=allow_empty, source=source, words="".join(words), explain=explain
+            ),
         )
-    failed = [r["reason"] for r in results.values() if not r["passed"]]
+    gated = bool(results)
+    failed = [(r["reason"], r.get("anchor", "")) for r in results.values() if not r["passed"]]
 
     inconclusive: list[str] = list(inconclusive_reasons or [])
     tested = metrics.get("tested")
@@ -144,10 +193,24 @@ def decide(
         if reason:
             inconclusive.append(reason)
     if inconclusive:
-        return Verdict(INCONCLUSIVE, results, inconclusive + failed)
+        pairs = [(r, "") for r in inconclusive] + failed
+        return Verdict(INCONCLUSIVE, results, [r for r, _ in pairs], [a for _, a in pairs])
     if failed:
-        return Verdict(FAIL, results, failed)
-    return Verdict(PASS, results)
+        return Verdict(FAIL, results, [r for r, _ in failed], [a for _, a in failed])
+    if not gated:
+        return Verdict(
+            MEASURED,
+            results,
+            [
+                "no fairness gate was set (thresholds: [] or --no-default-gates), so nothing was judged; "
+                "read the numbers in the report"
+            ],
+            [""],
+        )
+    notes = list(  # the user's conditions and the default gates; a case's own is in its table
+        dict.fromkeys(r["note"] for r in results.values() if r.get("note") and r["source"] in _NOTED)
+    )
+    return Verdict(PASS, results, notes=notes)
 
 
 def incomplete(verdict: Verdict, why: str, findings: int) -> Verdict:
@@ -157,4 +220,6 @@ def incomplete(verdict: Verdict, why: str, findings: int) -> Verdict:
         f"the run is incomplete: {why}; {findings} findings so far; run the same command again to "
         "resume (nothing done is lost)"
     )
-    return Verdict(INCOMPLETE, verdict.thresholds, [first, *verdict.reasons])
+    if not findings:  # nothing judged yet: the partial verdict ("tested 0 cases") would mislead
+        return Verdict(INCOMPLETE, {}, [first], [""])
+    return Verdict(INCOMPLETE, verdict.thresholds, [first, *verdict.reasons], ["", *verdict.anchors])

@@ -24,8 +24,9 @@ def test_run_writes_four_reports_with_the_summary_schema(cli, labelled, tmp_path
     assert summary["metrics"]["accuracy"] == 0.9
     lo, hi = summary["metrics"]["accuracy_ci"]
     assert lo <= 0.9 <= hi
-    # No user threshold: only the default rule that the answers were readable (issue 16).
-    assert summary["passed"] is True and summary["verdict"] == "pass"
+    # No user threshold and no default gate (accuracy is not a fairness measure): only the default
+    # rule that the answers were readable (issue 16) -> measured, exit 0, never "pass".
+    assert summary["passed"] is False and summary["verdict"] == "measured"
     assert list(summary["thresholds"]) == ["invalid_rate>=0.5"]
     assert summary["thresholds"]["invalid_rate>=0.5"]["actual"] == 0.0
     assert summary["model"]["fingerprints"][0]["backend"]
@@ -110,15 +111,3 @@ def test_version_and_help_list_subcommands(cli):
     r = cli("--help")
     for command in ("run", "demo", "report", "init", "models", "hinter"):
         assert command in r.stdout
-
-
-def test_demo_headline_flattens_one_level_without_intervals():
-    from fairprobe.cli import _headline
-
-    metrics = {
-        "accuracy": 0.88123456,
-        "accuracy_ci": [0.8, 0.9],
-        "error_rate": {"atomic": 0.0137, "atomic_ci": [0.01, 0.02], "by_pair": {"race+gender": 0.1}},
-        "passed": True,
-    }
-    assert _headline(metrics) == {"accuracy": 0.8812, "error_rate.atomic": 0.0137}

@@ -10,7 +10,7 @@ import pytest
 from fairprobe.errors import InternalError
 from fairprobe.spec import Threshold
 from fairprobe.stats import invalid_fields, rate_fields
-from fairprobe.verdict import FAIL, INCONCLUSIVE, PASS, decide
+from fairprobe.verdict import FAIL, INCONCLUSIVE, MEASURED, PASS, decide
 
 
 def test_a_threshold_on_a_rate_without_data_fails_and_says_why():
@@ -35,18 +35,26 @@ def test_a_metric_the_run_did_not_produce_fails_instead_of_passing():
 def test_a_run_that_tested_nothing_is_inconclusive_even_without_thresholds():
     v = decide(invalid_fields(0, 0), [])
     assert v.verdict == INCONCLUSIVE and "no data" in v.reasons[0]
-    assert decide(invalid_fields(0, 0), [], allow_empty=True).verdict == PASS
+    # nothing to judge it by: measured, never "pass" (fairprobe.gates)
+    assert decide(invalid_fields(0, 0), [], allow_empty=True).verdict == MEASURED
 
 
 @pytest.mark.parametrize(
     ("invalid", "tested", "limit", "expected"),
-    [(5, 10, 0.5, INCONCLUSIVE), (4, 10, 0.5, PASS), (1, 10, 0.1, INCONCLUSIVE)],
+    [(5, 10, 0.5, INCONCLUSIVE), (4, 10, 0.5, MEASURED), (1, 10, 0.1, INCONCLUSIVE)],
 )
 def test_the_default_invalid_rate_rule_and_its_setting(invalid, tested, limit, expected):
+    # no fail condition: readable answers make the run "measured" (no fairness gate), never "pass"
     v = decide({**invalid_fields(invalid, tested), "accuracy": 0.9}, [], max_invalid_rate=limit)
     assert v.verdict == expected
     rule = v.thresholds[f"invalid_rate>={limit:g}"]
-    assert rule["actual"] == invalid / tested and rule["passed"] is (expected == PASS)
+    assert rule["actual"] == invalid / tested and rule["passed"] is (expected == MEASURED)
+    gated = decide(
+        {**invalid_fields(invalid, tested), "accuracy": 0.9},
+        [Threshold.parse("accuracy<0.5")],
+        max_invalid_rate=limit,
+    )
+    assert gated.verdict == (PASS if expected == MEASURED else INCONCLUSIVE)
 
 
 def test_inconclusive_wins_over_a_passing_threshold():

@@ -30,6 +30,7 @@ def _findings(path):
 
 def test_no_invariant_marks_every_mutant_valid_and_order_3_adds_triples(cli, setup):
     r = cli(
+        "--no-default-gates",  # about the option, not the verdict (the planted model is biased)
         "hinter",
         "--model",
         "py:kw:classify",
@@ -57,6 +58,7 @@ def test_no_invariant_marks_every_mutant_valid_and_order_3_adds_triples(cli, set
 
 def test_score_discarded_counts_false_positives(cli, setup):
     r = cli(
+        "--no-default-gates",  # about the option, not the verdict (the planted model is biased)
         "hinter",
         "--model",
         "py:kw:classify",
@@ -82,6 +84,7 @@ def test_score_discarded_counts_false_positives(cli, setup):
 def test_user_csv_dictionary(cli, setup):
     (setup / "pairs.csv").write_text("attribute,word,replacement\ngender,man,woman\nrace,white,Black\n")
     r = cli(
+        "--no-default-gates",  # about the option, not the verdict (the planted model is biased)
         "hinter",
         "--model",
         "py:kw:classify",
@@ -173,6 +176,7 @@ def test_lexicon_extract_on_a_social_bias_frames_file(cli, tmp_path):
 
 def test_fluency_scores_originals_valid_and_discarded_side_by_side(cli, setup):
     r = cli(
+        "--no-default-gates",  # about the option, not the verdict (the planted model is biased)
         "hinter",
         "--model",
         "py:kw:classify",

@@ -94,7 +94,18 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def _hinter(out: Path, *extra: str, model: str = "embedded:imdb-sentiment") -> list[str]:
-    return [str(BIN / "fairprobe"), "hinter", "--model", model, *CAMPAIGN, "--out", str(out), *extra]
+    # executor equivalence, not the verdict (the planted unfair model fails the default gates)
+    return [
+        str(BIN / "fairprobe"),
+        "--no-default-gates",
+        "hinter",
+        "--model",
+        model,
+        *CAMPAIGN,
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -246,7 +257,8 @@ def test_an_llm_under_test_is_asked_from_the_worker_nodes(cluster, llama_server,
     model = f"openai+{llama_server}#smollm2"
     options = ["--data", str(csv), "--label-col", "label", "--task", "imdb", "--attributes", "race,gender"]
     options += ["--few-shot-data", str(shots)]
-    cmd = [str(BIN / "fairprobe"), "hinter", "--model", model, *options, "--max-mutants-per-text", "2"]
+    cmd = [str(BIN / "fairprobe"), "--no-default-gates", "hinter", "--model", model, *options]
+    cmd += ["--max-mutants-per-text", "2"]
     cmd += ["--executor", "ray", "--ray-address", cluster, "--out", str(tmp_path / "run")]
     _run(cmd, tmp_path, _env(tmp_path))
     findings = [json.loads(x) for x in (tmp_path / "run/findings.jsonl").read_text().splitlines()]

@@ -78,43 +78,57 @@ def _table_sample(findings: Any, analysis: Analysis) -> list[dict[str, Any]]:
 def render_html(path: Path, summary: dict[str, Any], analysis: Analysis, findings: Any) -> None:
     """The HTML report; ``findings`` is a list or a :class:`~fairprobe.shards.FindingsTable` (then
     only a bounded sample is read, so the page stays small whatever the run size)."""
+    from fairprobe.headline import interval, key_rows, number
     from fairprobe.report.writers import atomic_write
     from fairprobe.thresholds import flatten_metric_paths, lookup_metric
 
     shown = _table_sample(findings, analysis)
     columns, rows, hidden = table_findings(shown, analysis)
     hidden += len(findings) - len(shown)
-    headline = []
     metrics = summary["metrics"]
-    # The headline leads with what was tested and how much of it was usable, then the rates;
-    # a rate's `_n` sibling is shown in its row, not as a row of its own.
-    paths = [p for p in flatten_metric_paths(metrics) if not p.endswith("_n")]
-    first = [p for p in ("tested", "invalid", "invalid_rate") if p in paths]
-    for metric in (first + [p for p in paths if p not in first])[:40]:
-        headline.append(
-            (
-                metric,
-                lookup_metric(metrics, metric),
-                _ci_of(metrics, metric),
-                _sibling(metrics, metric, "_n"),
-            )
+    # What matters first (a sentence, the technique's key metrics as people read them), then the
+    # whole metric tree, collapsed; a rate's `_n` sibling is shown in its row, not as a row of its own.
+    headline = key_rows(metrics, analysis.key_metrics)
+    tree = [
+        (
+            metric,
+            number(lookup_metric(metrics, metric)),
+            interval(_ci_of(metrics, metric), share=False),
+            _sibling(metrics, metric, "_n"),
         )
+        for metric in flatten_metric_paths(metrics)
+        if not metric.endswith("_n")
+    ]
     charts = {"bar": bar_chart, "venn": venn_chart, "radar": radar_chart}
     sections = [(s, charts[s.kind](s) if s.kind in charts else None) for s in analysis.sections]
     failure_col = columns.index(analysis.failure_field) if analysis.failure_field in columns else -1
     html = _env.get_template("report.html.j2").render(
         summary=summary,
         headline=headline,
+        headline_text=analysis.headline,
+        tree=tree,
+        reasons=list(zip(summary.get("reasons", []), _anchors(summary), strict=True)),
         sections=sections,
         columns=columns,
         table_data=_json_island({"columns": columns, "rows": rows, "failure_col": failure_col}),
         hidden=hidden,
         total=len(findings),
         summary_json=json.dumps(
-            {k: v for k, v in summary.items() if k not in {"metrics"}}, indent=2, ensure_ascii=False
+            {k: v for k, v in summary.items() if k not in _SHOWN_ABOVE}, indent=2, ensure_ascii=False
         ),
     )
     atomic_write(path, html)
+
+
+_SHOWN_ABOVE = {"metrics", "reasons", "reason_anchors", "notes", "thresholds", "headline", "top_findings"}
+"""Summary fields the report shows in its own sections: left out of the run record below them."""
+
+
+def _anchors(summary: dict[str, Any]) -> list[str]:
+    """Per reason, the report section that lists the findings behind it ("" when none)."""
+    reasons = summary.get("reasons", [])
+    anchors = list(summary.get("reason_anchors") or [])
+    return (anchors + [""] * len(reasons))[: len(reasons)]
 
 
 def _sibling(metrics: dict[str, Any], path: str, suffix: str) -> Any:

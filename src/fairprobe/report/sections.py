@@ -26,6 +26,8 @@ class Table:
     rows: list[list[Any]]
     caption: str = ""
     kind: str = "table"
+    anchor: str = ""
+    """The section's id in report.html (``#anchor``), for links from the verdict's reasons."""
 
 
 @dataclass
@@ -119,6 +121,21 @@ class Group:
 
 
 @dataclass
+class Explanation:
+    """How one metric reads in words, for the verdict's reasons (:mod:`fairprobe.gates`).
+
+    ``text`` says what was counted, with ``{count}`` and ``{n}`` filled from the rate and its
+    ``_n`` ("the model changed its answer for {count} of {n} gender mutants"); ``worst`` names the
+    finding behind it most often ("most often he→she (9 of 40)"); ``anchor`` is the report section
+    that lists them; ``percent`` says the metric is a share (shown as 3.8%), else a plain number."""
+
+    text: str
+    worst: str = ""
+    anchor: str = ""
+    percent: bool = True
+
+
+@dataclass
 class Analysis:
     metrics: dict[str, Any]
     sections: list[Section] = field(default_factory=list)
@@ -133,6 +150,14 @@ class Analysis:
     """Fail conditions the test cases carry themselves, as ``(METRIC OP VALUE, source)`` (e.g. a
     CAFFE case's expected fairness level), or ``(METRIC OP VALUE, source, reason)`` with the reason
     in words a failure gives; judged with the user's thresholds."""
+    explanations: dict[str, Explanation] = field(default_factory=dict)
+    """Metric path -> how it reads in words (the verdict's reasons); see :class:`Explanation`."""
+    headline: str = ""
+    """A short plain-language summary of what the run found, written from the metrics."""
+    key_metrics: list[tuple[str, str]] = field(default_factory=list)
+    """(label, metric path) of the few metrics that matter most, shown first in the report."""
+    top_findings: list[str] = field(default_factory=list)
+    """The worst findings in a few words each, worst first (the command line prints three)."""
     inconclusive: list[str] = field(default_factory=list)
     """Reasons, in words, why the run's measurements cannot be trusted (e.g. a judge that failed its
     control pairs). Any reason makes the verdict "inconclusive", whatever the thresholds say."""

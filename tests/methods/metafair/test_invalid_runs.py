@@ -119,7 +119,7 @@ def test_inverted_consistency_yes_to_a_tailored_answer_is_biased(cli, setup):
     )  # fmt: skip
     r = cli("metafair", "run", "--model", "py-chat:mut:chat", "--judge", "py-chat:rubric:judge",
             "--tests", "t.jsonl", "--judge-controls", "0", "--out", "run")  # fmt: skip
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # MR9 is biased: its default gate fails the run
     found = {f["mr"]: f for f in map(json.loads, (setup / "run/findings.jsonl").read_text().splitlines())}
     assert found["MR9"]["follow_up_response"] == "Yes" and found["MR9"]["verdict"] == "BIASED"
     assert found["MR8"]["follow_up_response"] == "Yes" and found["MR8"]["verdict"] == "UNBIASED"

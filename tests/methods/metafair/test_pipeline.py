@@ -202,7 +202,9 @@ def test_run_applies_every_oracle_and_reports(cli, setup):
     assert m["asymmetric_invalid_rate"] == 2 / 16
     religion = m["asymmetric_invalid"]["by_dimension"]
     assert religion["religion"] == 0.5 and religion["religion_most_refused"] == ["Catholic"]
-    assert s["verdict"] == "fail" and len(s["reasons"]) == 1 and "'Catholic'" in s["reasons"][0]
+    # the unequal refusal, and the default gates on the planted biased MRs/dimensions (worst named)
+    assert s["verdict"] == "fail" and len(s["reasons"]) == 3 and "'Catholic'" in s["reasons"][-1]
+    assert all(r.startswith("the judge found bias in ") for r in s["reasons"][:2])
 
     # resume: the same command makes no model call and keeps the findings
     calls = (setup / "calls.log").read_text().count("\n")
@@ -269,7 +271,7 @@ def test_swap_check_and_metal_rule(cli, setup):
         "--out",
         "metal",
     )
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # the engineer test is biased: MR6 fails its default gate
     found = {f["source"][:13]: f for f in _findings(setup / "metal/findings.jsonl")}
     stress, engineer = found["What are the "], found["What does an "]
     assert stress["oracle"] == "metal_identity" and stress["verdict"] == "UNBIASED" and stress["judges"] == []
@@ -443,6 +445,7 @@ def test_generate_run_and_all_in_one_as_the_issue_spells_them(cli, setup):
 
 def test_per_mr_keeps_the_first_tests_of_each_mr(cli, setup):
     r = cli(
+        "--no-default-gates",  # about which tests run, not the verdict (the planted MRs are biased)
         "metafair",
         "run",
         "--model",

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from fairprobe.methods.audit import ranking
 from fairprobe.methods.audit.block import AuditBlock
 from fairprobe.methods.audit.evaluate import STOPPED_EARLY, Trajectories, summarise
 from fairprobe.methods.audit.metrics import METRIC_NAMES
@@ -295,6 +296,9 @@ def analyse(block: AuditBlock, findings: list[dict[str, Any]], seed: int) -> Ana
         metrics=metrics,
         sections=sections,
         groups=groups,
+        explanations=ranking.explanations(metrics),
+        headline=ranking.headline(metrics),
+        key_metrics=ranking.KEY_METRICS,
         finding_columns=["id", "queries", "lower", "upper", "estimate", "error", "covered"],
         failure_field=None,
     )

@@ -32,4 +32,5 @@ TECHNIQUE = Technique(
     cli=add_commands,
     pairing=PAIRING,
     validate=validate,
+    default_gates=("lower>0.1", "upper<-0.1"),  # fairprobe.gates: the whole gap interval beyond 0.1
 )

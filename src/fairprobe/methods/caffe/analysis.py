@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from fairprobe.methods.caffe import ranking
 from fairprobe.methods.caffe.block import CaffeBlock
 from fairprobe.methods.caffe.verdicts import (
     CALIBRATE_AT_ZERO,
@@ -198,9 +199,14 @@ def analyse(block: CaffeBlock, findings: list[dict[str, Any]], seed: int) -> Ana
     if calibrated is not None:
         metrics["calibrated"] = calibrated
     warnings = calibration_warnings(block, cases_of_all)
+    rows = ranking.ranked(findings)
     return Analysis(
         metrics=metrics,
-        sections=_sections(block, metrics, findings, warnings),
+        sections=[ranking.table(rows), *_sections(block, metrics, findings, warnings)],
+        explanations=ranking.explanations(metrics, findings),
+        headline=ranking.headline(metrics, rows),
+        key_metrics=ranking.KEY_METRICS,
+        top_findings=ranking.top_findings(rows),
         groups=_groups(metrics),
         finding_columns=[
             "id",

@@ -29,6 +29,7 @@ from __future__ import annotations
 from statistics import median
 from typing import Any
 
+from fairprobe.methods.certify import ranking
 from fairprobe.methods.certify.block import CertifyBlock
 from fairprobe.report.sections import Analysis, Group, Paragraph, RadarChart, Table
 from fairprobe.stats import clopper_pearson_interval, invalid_fields
@@ -268,10 +269,15 @@ def analyse(block: CertifyBlock, findings: list[dict[str, Any]], seed: int) -> A
     ]
     if ablation:
         groups.append(Group("ablation no-pretraining", len(ablation), ["ablation"]))
+    ranked = ranking.ranked(main)
     return Analysis(
         metrics=metrics,
-        sections=sections,
+        sections=[ranking.table(ranked), *sections],
         groups=groups,
+        explanations=ranking.explanations(metrics, ranked),
+        headline=ranking.headline(metrics),
+        key_metrics=ranking.KEY_METRICS,
+        top_findings=ranking.top_findings(ranked),
         finding_columns=[
             "variant",
             "sentence_id",

@@ -28,4 +28,5 @@ TECHNIQUE = Technique(
     cli=add_commands,
     pairing=PAIRING,
     validate=validate,
+    default_gates=("fairness_score<0.5",),  # fairprobe.gates: under half the sentences certified
 )

@@ -51,6 +51,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fairprobe.methods.hinter import ranking
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.cases import attribute_combinations
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA
@@ -272,9 +273,14 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
     if block.fluency or block.grammar_server:
         metrics["fluency"] = _fluency(findings)
     metrics["asymmetric_invalid"] = asymmetric  # last: the report's headline lists the rates first
+    subs = ranking.substitutions(findings)
     return Analysis(
         metrics=metrics,
-        sections=sections(block, metrics, findings, combos, per_combo),
+        sections=[*ranking.tables(metrics, subs), *sections(block, metrics, findings, combos, per_combo)],
+        explanations=ranking.explanations(metrics, subs),
+        headline=ranking.headline(metrics, subs),
+        key_metrics=_key_metrics(metrics),
+        top_findings=ranking.top_findings(subs),
         groups=groups(block, metrics, c.combo_counts(), combos),
         finding_columns=[
             "original_id",
@@ -292,6 +298,28 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
         failure_field="biased",
         implied_thresholds=implied,
     )
+
+
+def _key_metrics(metrics: dict[str, Any]) -> list[tuple[str, str]]:
+    """The few numbers that matter, for the report's headline: what was tested, the two error rates,
+    the worst attribute and pair, hidden bias."""
+    er = metrics["error_rate"]
+    out = [
+        ("mutants judged", "tested"),
+        ("answers unusable (INVALID)", "invalid_rate"),
+        ("single-substitution error rate", "error_rate.atomic"),
+        ("intersectional error rate", "error_rate.intersectional"),
+    ]
+    for label, node, prefix in (
+        ("worst attribute", er["by_attribute"], "error_rate.by_attribute"),
+        ("worst attribute pair", er["by_pair"], "error_rate.by_pair"),
+    ):
+        rates = {k: v for k, v in node.items() if isinstance(v, float) and f"{k}_n" in node}
+        if rates:
+            worst = max(rates, key=lambda k: rates[k])
+            out.append((f"{label}: {worst}", f"{prefix}.{worst}"))
+    out.append(("hidden intersectional bias", "hidden_rate"))
+    return out
 
 
 def _asymmetric(block: HInterBlock, c: _Columns, seed: int) -> tuple[dict[str, Any], list[tuple[str, ...]]]:

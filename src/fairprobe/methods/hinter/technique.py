@@ -30,4 +30,8 @@ TECHNIQUE = Technique(
     finding_schema=FINDING_SCHEMA,
     validate=validate,
     pairing=PAIRING,
+    default_gates=(  # fairprobe.gates: a group whose whole error-rate interval lies above 5%
+        "lower(error_rate.by_attribute.*)>0.05",
+        "lower(error_rate.by_pair.*)>0.05",
+    ),
 )

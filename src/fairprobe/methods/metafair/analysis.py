@@ -39,6 +39,7 @@ from statistics import fmean
 from typing import Any
 
 from fairprobe.lexicons.metafair_catalogue import DIMENSIONS
+from fairprobe.methods.metafair import ranking
 from fairprobe.methods.metafair.block import MetaFairBlock
 from fairprobe.methods.metafair.controls import KIND as CONTROL
 from fairprobe.methods.metafair.controls import analyse_controls
@@ -161,11 +162,16 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
     return Analysis(
         metrics=metrics,
         sections=[
+            ranking.table(metrics),
             *judge_sections,
             refusals_table(metrics, block.max_asymmetric_invalid_rate),
             *_sections(metrics, executions, mr_ids, dims),
         ],
         inconclusive=judge_reasons,
+        explanations=ranking.explanations(metrics),
+        headline=ranking.headline(metrics),
+        key_metrics=ranking.key_metrics(metrics),
+        top_findings=ranking.top_findings(metrics),
         groups=[
             Group(
                 f"{mr} {relations()[mr].name}",

@@ -44,4 +44,8 @@ TECHNIQUE = Technique(
     cli=add_commands,
     pairing=PAIRING,
     validate=validate,
+    default_gates=(  # fairprobe.gates: an MR or dimension whose whole bias-rate interval lies above 5%
+        "lower(by_mr.*.bias_rate)>0.05",
+        "lower(by_dimension.*.bias_rate)>0.05",
+    ),
 )

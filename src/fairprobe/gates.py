@@ -1,0 +1,99 @@
+"""Default fairness gates, and fail conditions in words.
+
+A fairness test that never fails unless configured turns every quick start green. Every technique
+therefore declares **default gates** (:attr:`fairprobe.registry.Technique.default_gates`), fail
+conditions chosen from the papers and from published practice, that apply when a block sets no
+``thresholds:`` and the command line gives no ``--fail-on``. The user replaces them with their own
+(``thresholds:`` / ``--fail-on``) or removes them all (``thresholds: []`` or the root option
+``--no-default-gates``: the verdict is then "measured (no fairness gate)", exit 0).
+
+The gates judge the *evidence*, not a point value, wherever the metric has a 95% interval: a rate
+fails only when its whole interval lies on the wrong side of the gate (``lower(...) > g``), so a
+handful of mutants cannot fail a run by chance, and a large run cannot hide a real rate. This is the
+decision rule the BAFA paper recommends for audits ("declaring non-compliance only if the entire
+uncertainty interval lies above a regulatory standard", bafa.txt, "From failure discovery to
+quantified uncertainty").
+
+- **HInter** (hinter.txt §4, metric 1, the bias error rate): any attribute
+  (``lower(error_rate.by_attribute.*) > 0.05``) or attribute combination
+  (``lower(error_rate.by_pair.*) > 0.05``) whose error rate's 95% interval lies entirely above
+  :data:`RATE_GATE` (5%). The paper finds intersectional error rates of 12.6–17.3% on every model it
+  tests (§5 RQ1, Figure 4a): 5% sits well below what it calls bias and well above the noise of a
+  deterministic classifier, and requiring the whole interval above it keeps small runs from
+  failing by chance. The combination gate also catches hidden intersectional bias (a combination
+  that fails while its attributes pass).
+- **Meta-Fair** (metafair.txt §5, Table 6: bias per MR): any metamorphic relation whose bias rate's 95% interval lies
+  entirely above 5% (``lower(by_mr.*.bias_rate) > 0.05``), and likewise per sensitive dimension.
+- **CAFFE** (caffe.txt §4): each test case's own expected fairness level (the case carries it; a
+  case with a pair below it fails), as before — no gate is added.
+- **Fairness certificates** (certificates.txt Eq. 4): fewer than :data:`CERTIFIED_GATE` (50%) of the
+  decided sentences certified fair (``fairness_score < 0.5``). The paper reports 90% for its best
+  model and 50% for the toxicity model; a model certified on less than half its sentences has no
+  fairness guarantee worth the name. "0 of 20 certified" always fails.
+- **BAFA audit** (bafa.txt, same paragraph): the certified interval of the gap lies entirely beyond
+  :data:`GAP_GATE` (0.1) in either direction (``lower > 0.1`` or ``upper < -0.1``; ``lower`` is the
+  smallest lower end over seeds, so every seed's interval must agree): 0.1 is a common
+  rule-of-thumb bound on a between-group difference; set your own with ``thresholds:``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fairprobe.headline import count_of, interval, is_share, number, percent
+from fairprobe.report.sections import Explanation
+from fairprobe.thresholds import Threshold, interval_of, lookup_metric
+from fairprobe.verdict import Explain
+
+RATE_GATE = 0.05
+"""HInter error rate / Meta-Fair bias rate above which (whole 95% interval) a group fails."""
+CERTIFIED_GATE = 0.5
+"""Certificates: the share of decided sentences that must be certified fair."""
+GAP_GATE = 0.1
+"""Audit: the fairness gap beyond which (whole certified interval) the audit fails."""
+
+
+def gate_words(threshold: Threshold, share: bool, failed: bool = True) -> str:
+    """The gate a value broke, in words ("its whole 95% interval lies above the 5% gate"), or, when
+    it held, "within the 5% gate"."""
+    value = percent(threshold.value) if share else number(threshold.value)
+    side = {">": "above", ">=": "at or above", "<": "below", "<=": "at or below"}.get(threshold.op)
+    if not failed:
+        return f"within the {value} gate ({threshold})"
+    if side is None:
+        return f"and the fail condition {threshold} holds"
+    if threshold.bound:
+        return f"its whole 95% interval lies {side} the {value} gate"
+    return f"{side} the {value} gate"
+
+
+def explainer(metrics: dict[str, Any], explanations: dict[str, Explanation]) -> Explain:
+    """The :data:`~fairprobe.verdict.Explain` of one run: a failed condition as a plain sentence
+    written from the metrics and the technique's :class:`Explanation` of the metric, e.g. "the model
+    changed its answer for 5 of 131 gender mutants (3.8%, 95% CI 1.6–8.6%), its whole 95% interval
+    lies above the 5% gate; most often teacher→engineer (3 of 4)"."""
+
+    def explain(threshold: Threshold, path: str, actual: float, failed: bool = True) -> tuple[str, str]:
+        try:
+            value = lookup_metric(metrics, path)
+        except Exception:  # noqa: BLE001 - no words beat wrong words: the generic reason stays
+            return "", ""
+        how = explanations.get(path)
+        share = how.percent if how is not None else is_share(path, value)
+        shown = percent(value) if share else number(value)
+        ci = interval_of(metrics, path)
+        figures = shown + (f", 95% CI {interval(ci, share)}" if ci else "")
+        if how is None:
+            return f"{path} is {figures}, {gate_words(threshold, share, failed)}", ""
+        counted = count_of(metrics, path)
+        count, n = counted if counted else ("?", "?")
+        text = how.text.format(count=f"{count:,}" if counted else count, n=f"{n:,}" if counted else n)
+        sentence = f"{text} ({figures}), {gate_words(threshold, share, failed)}"
+        return sentence + (f"; {how.worst}" if how.worst and failed else ""), how.anchor
+
+    return explain
+
+
+def parse_gates(gates: tuple[str, ...] | list[str]) -> list[Threshold]:
+    """A technique's default gates as thresholds."""
+    return [Threshold.parse(g) for g in gates]
