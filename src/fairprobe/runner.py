@@ -387,7 +387,13 @@ def render_reports(
             write_findings(claim(run_dir, store, "findings.jsonl"), findings)
         write_summary(claim(run_dir, store, "summary.json"), summary)
         write_junit(claim(run_dir, store, "junit.xml"), summary, analysis.groups)
-        render_html(claim(run_dir, store, "report.html"), summary, analysis, findings)
+        render_html(
+            claim(run_dir, store, "report.html"),
+            summary,
+            analysis,
+            findings,
+            claim=lambda name: claim(run_dir, store, name),  # the paged findings' folder
+        )
         return summary
     finally:
         if own:
