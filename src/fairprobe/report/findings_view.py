@@ -91,8 +91,14 @@ def word_edits(left: str, right: str) -> list[Edit]:
         a_at.append(a_at[-1] + len(t))
     edits: list[Edit] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if op != "equal":
-            edits.append((a_at[i1], a_at[i2], "".join(b[j1:j2])))
+        if op == "equal":
+            continue
+        start, end, new = a_at[i1], a_at[i2], "".join(b[j1:j2])
+        gap = left[edits[-1][1] : start] if edits else ""
+        if edits and not gap.strip():  # "Muslim person" -> "Christian woman" is one change
+            edits[-1] = (edits[-1][0], end, edits[-1][2] + gap + new)
+        else:
+            edits.append((start, end, new))
     return edits
 
 

@@ -1,4 +1,5 @@
-"""HInter's report sections (Table 9, Figure 10/11 style) and groups, from the analysed metrics.
+"""HInter's report sections and groups, from the analysed metrics (method: the layouts of the HInter
+paper's Table 9 and Figures 10/11), and how a HInter finding is shown in the findings view.
 
 Every rate may be ``None`` ("no data"): tables and charts show it as "no data".
 """
@@ -6,6 +7,7 @@ Every rate may be ``None`` ("no data"): tables and charts show it as "no data".
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pyarrow.compute as pc
@@ -57,11 +59,45 @@ def _excerpt(segments: list[Segment], width: int = 220) -> list[Segment]:
         if seg.mark or len(seg.text) <= width:
             out.append(seg)
         elif i == 0:
-            out.append(Segment("…" + seg.text[-width // 2 :]))
+            out.append(Segment("… " + _tail(seg.text, width // 2)))
         elif i == len(segments) - 1:
-            out.append(Segment(seg.text[: width // 2] + "…"))
+            out.append(Segment(_head(seg.text, width // 2) + " …"))
         else:
-            out.append(Segment(seg.text[: width // 3] + " … " + seg.text[-width // 3 :]))
+            out.append(Segment(_head(seg.text, width // 3) + " … " + _tail(seg.text, width // 3)))
+    return out
+
+
+def _head(text: str, width: int) -> str:
+    """The first ``width`` characters, cut at a word boundary and never inside a tag ("<br />")."""
+    return re.sub(r"\s+\S{0,20}$", "", re.sub(r"<[^>]{0,8}$", "", text[:width]))
+
+
+def _tail(text: str, width: int) -> str:
+    """The last ``width`` characters, cut at a word boundary and never inside a tag."""
+    return re.sub(r"^\S{0,20}\s+", "", re.sub(r"^[^<]{0,8}>", "", text[-width:]))
+
+
+_ARTICLE = re.compile(r"(a|an)(\s+)(.+)", re.IGNORECASE | re.DOTALL)
+
+
+def aligned_segments(original: str, rows: list[list[tuple[int, int, str]]]) -> list[list[Segment]]:
+    """Each row's text as segments cut at the same places: the union of every row's edited ranges
+    (offsets in ``original``). A row shows its own edits marked and the original words elsewhere, so
+    the unchanged runs between them are equal in every row and :func:`_excerpt` cuts every row at the
+    same words (the original, its atomic mutants and the intersectional one line up)."""
+    cuts = sorted({(a, b) for edits in rows for a, b, _ in edits})
+    out = []
+    for edits in rows:
+        mine = {(a, b): new for a, b, new in edits}
+        segs, cursor = [], 0
+        for a, b in cuts:
+            if a < cursor:  # overlapping ranges of two rows: keep the first
+                continue
+            segs.append(Segment(original[cursor:a]))
+            segs.append(Segment(mine.get((a, b), original[a:b]), mark=(a, b) in mine))
+            cursor = b
+        segs.append(Segment(original[cursor:]))
+        out.append(segs)
     return out
 
 
@@ -274,20 +310,19 @@ def _hidden_examples(findings: FindingsTable) -> list[Example]:
         if f["kind"] == "atomic":
             atomic[f["key"]] = f
             continue
-        rows = [("original", _excerpt([Segment(f["original_text"])]), _label(f["original_output"]))]
+        original, edits = original_edits(f)
+        texts = [("original", [(a, b, original[a:b]) for a, b, _ in edits], f["original_output"])]
         for i, key in enumerate(f["parents"], 1):
             parent = atomic.get(key)
             if parent is not None:
-                rows.append(
-                    (
-                        f"atomic {'I' * i}",
-                        _excerpt(highlight(parent["text"], parent["spans"])),
-                        _label(parent["mutant_output"]),
-                    )
+                texts.append(
+                    (f"atomic {'I' * i}", original_edits(parent, original)[1], parent["mutant_output"])
                 )
-        rows.append(
-            ("intersectional", _excerpt(highlight(f["text"], f["spans"])), _label(f["mutant_output"]))
-        )
+        texts.append(("intersectional", edits, f["mutant_output"]))
+        aligned = aligned_segments(original, [e for _, e, _ in texts])
+        rows = [
+            (label, _excerpt(segs), _label(out)) for (label, _, out), segs in zip(texts, aligned, strict=True)
+        ]
         examples.append(Example(rows))
         if len(examples) >= MAX_EXAMPLES:
             break
@@ -346,6 +381,7 @@ def original_edits(f: dict[str, Any], original: str | None = None) -> tuple[str,
     same mutant), so the original's own text, when known (``original``, or ``original_text`` of a
     hidden-bias finding), gives the exact spelling."""
     from fairprobe.report.findings_view import word_edits
+    from fairprobe.text.articles import agree_article
     from fairprobe.text.mutate import match_case
 
     text, exact = f["text"], original if original is not None else f.get("original_text")
@@ -359,8 +395,14 @@ def original_edits(f: dict[str, Any], original: str | None = None) -> tuple[str,
     parts, edits, cursor, shift = [], [], 0, 0
     for start, end in sorted(f.get("spans") or []):
         found = text[start:end]
-        word, new = by_new.get(found.lower(), (found, found))
-        old = match_case(found, new, word)
+        article = _ARTICLE.match(found) if found.lower() not in by_new else None
+        if article is not None and article.group(3).lower() in by_new:  # "a Black" -> "an Asian"
+            word, new = by_new[article.group(3).lower()]
+            old = agree_article(article.group(1), word) + article.group(2)
+            old += match_case(article.group(3), new, word)
+        else:
+            word, new = by_new.get(found.lower(), (found, found))
+            old = match_case(found, new, word)
         at = start - shift
         parts += [text[cursor:start], old]
         edits.append((at, at + len(old), found))
@@ -431,9 +473,7 @@ def finding_view(f: dict[str, Any], original: str | None = None) -> Any:
     else:
         verdict = "same answer"
     replacements = f.get("replacements") or []
-    notes = [("kind", str(f.get("kind")))]
-    if f.get("parents"):
-        notes.append(("atomic parents", ", ".join(f["parents"])))
+    notes = []
     if f.get("gold") is not None:
         notes.append(("gold label", "/".join(f["gold"])))
     return FindingView(

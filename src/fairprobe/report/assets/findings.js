@@ -1,5 +1,5 @@
 /* fairprobe report: the findings view. Data arrives as FP.index(...) and FP.chunk([k, ...]) calls,
-   inline or from report-findings/*.js loaded by <script> elements (fetch() of file:// is refused by
+   inline or from report-findings/*.js loaded by script elements (fetch() of file:// is refused by
    browsers). Text is only ever assigned with textContent; "<br />" in dataset text becomes a line
    break and bare formatting tags are dropped, nothing else is interpreted. */
 (function () {
@@ -20,9 +20,10 @@
     return e;
   }
   function appendText(e, text, compact) {
-    var parts = text.replace(FMT, "").split(BR);
+    var parts = text.replace(FMT, "").split(BR), lastBr = false;
     for (var i = 0; i < parts.length; i++) {
-      if (i && !(compact && (!parts[i].trim() || !parts[i - 1].trim()))) e.appendChild(document.createElement("br"));
+      if (i && !(compact && lastBr)) { e.appendChild(document.createElement("br")); lastBr = true; }
+      if (parts[i].trim()) lastBr = false;
       if (parts[i]) e.appendChild(document.createTextNode(parts[i]));
     }
   }
