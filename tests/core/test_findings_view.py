@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from fairprobe.methods.hinter.views import aligned_segments, finding_view, original_edits
+from fairprobe.methods.hinter.finding_view import finding_view, original_edits
+from fairprobe.methods.hinter.views import aligned_segments
 from fairprobe.report.findings_view import INLINE_MAX, VIEW_DIR, apply_edits, word_edits
 from fairprobe.report.html import text_html
 

@@ -53,8 +53,9 @@ import pyarrow.compute as pc
 
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.cases import attribute_combinations
+from fairprobe.methods.hinter.finding_view import finding_view_for
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA
-from fairprobe.methods.hinter.views import combo_key, finding_view_for, groups, sections
+from fairprobe.methods.hinter.views import combo_key, groups, sections
 from fairprobe.models.base import INVALID
 from fairprobe.refusals import METRIC, addressable, gate, most_refused
 from fairprobe.report.sections import Analysis
