@@ -95,8 +95,15 @@ def finding_view_for(block: HInterBlock) -> Any:
                     originals = {str(r.id): r.text for r in data.records}
                 except (FairprobeError, OSError, ValueError):
                     originals = {}
-        return finding_view(f, originals.get(str(f.get("original_id"))))
+        key = str(f.get("original_id"))
+        original = originals.get(key)
+        if original is None and last[0] == key and _span_edits(last[1], f) is not None:
+            original = last[1]  # the original rebuilt for this original's previous finding
+        v = finding_view(f, original)
+        last[:] = [key, v.left]
+        return v
 
+    last = ["", ""]  # findings come grouped by original: rebuild each original once, spell it one way
     return view
 
 
