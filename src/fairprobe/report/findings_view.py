@@ -119,12 +119,13 @@ def default_view(failure_field: str | None, columns: list[str]) -> ViewFn:
     def view(f: dict[str, Any]) -> FindingView:
         failed = bool(f.get(failure_field)) if failure_field else False
         notes = [(c, _plain(f.get(c))) for c in columns if c not in {"id", "text"} and f.get(c) is not None]
+        text = str(f.get("text") or "")
         return FindingView(
             id=str(f.get("id", "")),
             verdict=("fail" if failed else "pass") if failure_field else "",
             failed=failed,
-            left=str(f.get("text") or ""),
-            left_label="text",
+            left=text or " · ".join(f"{k}: {v}" for k, v in notes),
+            left_label="text" if text else "details",
             right_label="",
             notes=notes,
         )
