@@ -93,7 +93,9 @@ def shoot(folder: Path, png: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--only", choices=sorted(RUNS), action="append")
     parser.add_argument("--runs", type=Path, default=None, help="run folders (default: a temporary folder)")
     args = parser.parse_args()
