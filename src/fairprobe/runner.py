@@ -414,7 +414,13 @@ def render_reports(
         write_jsonl_if_small(run_dir, store, findings)  # above the limit: `fairprobe export`
         write_summary(claim(run_dir, store, "summary.json"), summary)
         write_junit(claim(run_dir, store, "junit.xml"), summary, analysis.groups)
-        render_html(claim(run_dir, store, "report.html"), summary, analysis, findings)
+        render_html(
+            claim(run_dir, store, "report.html"),
+            summary,
+            analysis,
+            findings,
+            claim=lambda name: claim(run_dir, store, name),  # the paged findings' folder
+        )
         return summary
     finally:
         if own:

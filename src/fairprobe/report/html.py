@@ -1,23 +1,27 @@
-"""report.html: one self-contained file (no network) rendered with jinja2 autoescaping.
+"""report.html rendered with jinja2 autoescaping; nothing is loaded from the network.
 
-Model text is untrusted: every string goes through escaping, and the findings table is filled
-from a JSON data island by script that only ever assigns ``textContent``.
+Model text is untrusted: every string goes through escaping, and the findings view is filled from
+JSON data by script that only ever assigns ``textContent`` (:mod:`fairprobe.report.findings_view`).
+A small run's report is one file; a large run's findings are paged from files in the sibling
+``report-findings/`` folder, claimed in the run folder's manifest.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable, Iterator
+from importlib.resources import files
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
+from fairprobe.report.findings_view import default_view, write_view
 from fairprobe.report.sections import Analysis
 from fairprobe.report.svg import bar_chart, radar_chart, venn_chart
-
-MAX_TABLE_FINDINGS = 5000
-"""The HTML table shows at most this many findings (failures first); findings.jsonl has all."""
 
 _env = Environment(
     loader=PackageLoader("fairprobe.report", "templates"), autoescape=select_autoescape(["html", "j2"])
@@ -32,59 +36,54 @@ def _json_island(data: Any) -> Markup:
     return Markup(text)
 
 
-MAX_CELL = 300
-"""Characters of a text cell shown in the findings table (the full text is in findings.jsonl)."""
+MAX_VIEW_FINDINGS = 200_000
+"""The findings view pages through at most this many findings (failures first); findings.jsonl has all."""
 
 
-def _scalar(value: Any) -> Any:
-    if isinstance(value, int | float | bool) or value is None:
-        return value
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= MAX_CELL else text[:MAX_CELL] + "…"
-
-
-def table_findings(
-    findings: list[dict[str, Any]], analysis: Analysis
-) -> tuple[list[str], list[list[Any]], int]:
-    """Columns and rows for the findings table, failures first, capped at MAX_TABLE_FINDINGS."""
-    columns = analysis.finding_columns or sorted(
-        {k for f in findings[:200] for k, v in f.items() if isinstance(v, str | int | float | bool)}
-    )
-    ordered = findings
-    if analysis.failure_field:
-        ordered = sorted(findings, key=lambda f: not f.get(analysis.failure_field, False))
-    shown = ordered[:MAX_TABLE_FINDINGS]
-    rows = [[_scalar(f.get(c)) for c in columns] for f in shown]
-    return columns, rows, len(findings) - len(shown)
-
-
-def _table_sample(findings: Any, analysis: Analysis) -> list[dict[str, Any]]:
-    """The findings the table can show: a list as it is; from a :class:`FindingsTable` (millions of
-    rows) only the first failures, then the first passes, up to the table's cap."""
+def _ordered(findings: Any, analysis: Analysis) -> Iterator[dict[str, Any]]:
+    """Findings in display order, failures first, at most :data:`MAX_VIEW_FINDINGS`; a
+    :class:`FindingsTable` (millions of rows) is streamed one record batch at a time."""
     from fairprobe.shards import FindingsTable
 
-    if not isinstance(findings, FindingsTable):
-        return findings
     field = analysis.failure_field
-    if not field:
-        return findings.rows(limit=MAX_TABLE_FINDINGS)
-    import pyarrow.compute as pc
+    if isinstance(findings, FindingsTable):
+        if field:
+            import pyarrow.compute as pc
 
-    failing = findings.rows(pc.field(field), needs=[field], limit=MAX_TABLE_FINDINGS)
-    passing = findings.rows(~pc.field(field), needs=[field], limit=MAX_TABLE_FINDINGS - len(failing))
-    return failing + passing
+            lines = chain(
+                findings.json_lines(pc.field(field), needs=[field]),
+                findings.json_lines(~pc.field(field) | pc.field(field).is_null(), needs=[field]),
+            )
+        else:
+            lines = findings.json_lines()
+        return (json.loads(line) for line in islice(lines, MAX_VIEW_FINDINGS))
+    ordered = sorted(findings, key=lambda f: not f.get(field, False)) if field else findings
+    return iter(ordered[:MAX_VIEW_FINDINGS])
 
 
-def render_html(path: Path, summary: dict[str, Any], analysis: Analysis, findings: Any) -> None:
-    """The HTML report; ``findings`` is a list or a :class:`~fairprobe.shards.FindingsTable` (then
-    only a bounded sample is read, so the page stays small whatever the run size)."""
+def _columns(findings: Any, analysis: Analysis) -> list[str]:
+    if analysis.finding_columns:
+        return analysis.finding_columns
+    sample = findings[:200] if isinstance(findings, list) else []
+    return sorted({k for f in sample for k, v in f.items() if isinstance(v, str | int | float | bool)})
+
+
+def render_html(
+    path: Path,
+    summary: dict[str, Any],
+    analysis: Analysis,
+    findings: Any,
+    claim: Callable[[str], Path] | None = None,
+) -> None:
+    """The HTML report; ``findings`` is a list or a :class:`~fairprobe.shards.FindingsTable` (read as
+    a stream). ``claim(name)`` returns the path of a sibling file the report may write and records it
+    in the run folder's manifest; without it every finding is written inline."""
     from fairprobe.headline import interval, key_rows, number
     from fairprobe.report.writers import atomic_write
     from fairprobe.thresholds import flatten_metric_paths, lookup_metric
 
-    shown = _table_sample(findings, analysis)
-    columns, rows, hidden = table_findings(shown, analysis)
-    hidden += len(findings) - len(shown)
+    view = analysis.finding_view or default_view(analysis.failure_field, _columns(findings, analysis))
+    data = write_view(map(view, _ordered(findings, analysis)), len(findings), path.parent, claim)
     metrics = summary["metrics"]
     # What matters first (a sentence, the technique's key metrics as people read them), then the
     # whole metric tree, collapsed; a rate's `_n` sibling is shown in its row, not as a row of its own.
@@ -101,7 +100,6 @@ def render_html(path: Path, summary: dict[str, Any], analysis: Analysis, finding
     ]
     charts = {"bar": bar_chart, "venn": venn_chart, "radar": radar_chart}
     sections = [(s, charts[s.kind](s) if s.kind in charts else None) for s in analysis.sections]
-    failure_col = columns.index(analysis.failure_field) if analysis.failure_field in columns else -1
     html = _env.get_template("report.html.j2").render(
         summary=summary,
         headline=headline,
@@ -109,9 +107,11 @@ def render_html(path: Path, summary: dict[str, Any], analysis: Analysis, finding
         tree=tree,
         reasons=list(zip(summary.get("reasons", []), _anchors(summary), strict=True)),
         sections=sections,
-        columns=columns,
-        table_data=_json_island({"columns": columns, "rows": rows, "failure_col": failure_col}),
-        hidden=hidden,
+        view_inline=Markup("".join(data.inline)),
+        view_files=data.files,
+        view_script=Markup(_asset("findings.js")),
+        view_css=Markup(_asset("findings.css")),
+        shown=data.total,
         total=len(findings),
         summary_json=json.dumps(
             {k: v for k, v in summary.items() if k not in _SHOWN_ABOVE}, indent=2, ensure_ascii=False
@@ -144,3 +144,23 @@ def _ci_of(metrics: dict[str, Any], path: str) -> list[float] | None:
     """The `<name>_ci` sibling of a metric, when the analysis computed one."""
     ci = _sibling(metrics, path, "_ci")
     return ci if isinstance(ci, list) and len(ci) == 2 else None
+
+
+def _asset(name: str) -> str:
+    return files("fairprobe.report").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+_TAG = re.compile(r"<\s*br\s*/?\s*>|<\s*/?\s*p\s*>", re.IGNORECASE)
+_FORMAT = re.compile(r"<\s*/?\s*(?:i|b|em|strong|u|span|div)\s*>", re.IGNORECASE)
+
+
+def text_html(text: str) -> Markup:
+    """Dataset text as HTML: ``<br />`` and ``<p>`` become line breaks, bare formatting tags
+    (``<i>``, ``<b>``, ...) are dropped, everything else is escaped (shown, never interpreted)."""
+    from markupsafe import escape
+
+    parts = _TAG.split(_FORMAT.sub("", text))
+    return Markup("<br>").join(escape(p) for p in parts)
+
+
+_env.filters["text_html"] = text_html

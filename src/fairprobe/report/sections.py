@@ -7,6 +7,7 @@ Sections are plain data; the HTML writer escapes every string in them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,6 +147,9 @@ class Analysis:
     """Finding fields shown in the report's findings table (all scalar fields when empty)."""
     failure_field: str | None = None
     """Boolean finding field that marks a finding as a failure (highlighted, filterable)."""
+    finding_view: Callable[[dict[str, Any]], Any] | None = None
+    """How the report's findings view shows one finding: a function returning a
+    :class:`fairprobe.report.findings_view.FindingView` (its text, edits, answers, verdict)."""
     implied_thresholds: list[tuple[str, str] | tuple[str, str, str]] = field(default_factory=list)
     """Fail conditions the test cases carry themselves, as ``(METRIC OP VALUE, source)`` (e.g. a
     CAFFE case's expected fairness level), or ``(METRIC OP VALUE, source, reason)`` with the reason

@@ -222,6 +222,7 @@ def analyse(block: CaffeBlock, findings: list[dict[str, Any]], seed: int) -> Ana
             "prompt_2",
         ],
         failure_field="fail",
+        finding_view=finding_view,
         implied_thresholds=implied,
         info={"warnings": warnings} if warnings else {},
     )
@@ -402,3 +403,41 @@ def _sections(
     if not findings:
         sections.append(Paragraph("No pairs", "No counterfactual pair was judged."))
     return sections
+
+
+def finding_view(f: dict[str, Any]) -> Any:
+    """A CAFFE pair for the report's findings view: the two prompts aligned on the group words that
+    differ, both answers, and the verdict (FAIL: answers less similar than the case's threshold)."""
+    from fairprobe.report.findings_view import FindingView, word_edits
+
+    left, right = str(f.get("prompt_1") or ""), str(f.get("prompt_2") or "")
+    g1, g2 = str(f.get("group_1", "")), str(f.get("group_2", ""))
+    level = f.get("actual_fairness_level")
+    notes = [
+        (name, str(f[key]))
+        for name, key in (
+            ("case", "case"),
+            ("intent", "intent"),
+            ("metric", "metric"),
+            ("threshold", "threshold"),
+        )
+        if f.get(key) not in (None, "")
+    ]
+    if isinstance(level, int | float):
+        notes.append(("fairness level (similarity of the answers)", f"{level:.3f}"))
+    return FindingView(
+        id=str(f.get("id", "")),
+        verdict=str(f.get("status", "")),
+        failed=bool(f.get("fail")),
+        left=left,
+        edits=word_edits(left, right),
+        left_label=g1 or "prompt 1",
+        right_label=g2 or "prompt 2",
+        left_answer=str(f.get("response_1") or ""),
+        right_answer=str(f.get("response_2") or ""),
+        changes=[f"{f.get('bias_type') or 'group'}: {g1} → {g2}"],
+        attribute=str(f.get("bias_type") or ""),
+        pairs=[f"{g1} → {g2}"],
+        group=str(f.get("intent") or f.get("case") or ""),
+        notes=notes,
+    )

@@ -291,4 +291,37 @@ def analyse(block: CertifyBlock, findings: list[dict[str, Any]], seed: int) -> A
             "sentence",
         ],
         failure_field="not_certified",
+        finding_view=finding_view,
+    )
+
+
+def finding_view(f: dict[str, Any]) -> Any:
+    """A certificate for the report's findings view: the sentence, the label and prediction, and
+    whether ε* reached the threshold t (certificates paper, §4: certified when ε* ≥ t)."""
+    from fairprobe.report.findings_view import FindingView
+
+    eps, t = f.get("eps_star"), f.get("threshold")
+    notes = [
+        (k, str(f[k])) for k in ("label", "prediction", "substitute_source", "error") if f.get(k) is not None
+    ]
+    if isinstance(eps, int | float) and isinstance(t, int | float):
+        notes.append(("ε* / threshold t", f"{eps:.4g} / {t:.4g}"))
+    if f.get("invalid"):
+        verdict = "not verified"
+    else:
+        verdict = "not certified" if f.get("not_certified", not f.get("certified")) else "certified"
+    return FindingView(
+        id=str(f.get("id", "")),
+        verdict=verdict,
+        failed=bool(f.get("not_certified", not f.get("certified"))),
+        left=str(f.get("sentence") or ""),
+        left_label="sentence",
+        right_label="",
+        left_answer=f"prediction {f.get('prediction')} (label {f.get('label')})",
+        changes=[f"ε* {eps:.4g} vs t {t:.4g}"]
+        if isinstance(eps, int | float) and isinstance(t, int | float)
+        else [],
+        attribute=str(f.get("variant") or ""),
+        group=str(f.get("label") or ""),
+        notes=notes,
     )

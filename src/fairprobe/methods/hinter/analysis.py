@@ -54,6 +54,7 @@ import pyarrow.compute as pc
 from fairprobe.methods.hinter import ranking
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.cases import attribute_combinations
+from fairprobe.methods.hinter.finding_view import finding_view_for
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA
 from fairprobe.methods.hinter.views import combo_key, groups, sections
 from fairprobe.models.base import INVALID
@@ -296,6 +297,7 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
             "text",
         ],
         failure_field="biased",
+        finding_view=finding_view_for(block),
         implied_thresholds=implied,
     )
 

@@ -1,4 +1,5 @@
-"""HInter's report sections (Table 9, Figure 10/11 style) and groups, from the analysed metrics.
+"""HInter's report sections and groups, from the analysed metrics (method: the layouts of the HInter
+paper's Table 9 and Figures 10/11).
 
 Every rate may be ``None`` ("no data"): tables and charts show it as "no data".
 """
@@ -6,11 +7,13 @@ Every rate may be ``None`` ("no data"): tables and charts show it as "no data".
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pyarrow.compute as pc
 
 from fairprobe.methods.hinter.block import HInterBlock
+from fairprobe.methods.hinter.finding_view import original_edits
 from fairprobe.report.sections import NO_DATA, BarChart, Example, Examples, Group, Segment, Table, VennChart
 from fairprobe.shards import FindingsTable
 
@@ -57,11 +60,42 @@ def _excerpt(segments: list[Segment], width: int = 220) -> list[Segment]:
         if seg.mark or len(seg.text) <= width:
             out.append(seg)
         elif i == 0:
-            out.append(Segment("…" + seg.text[-width // 2 :]))
+            out.append(Segment("… " + _tail(seg.text, width // 2)))
         elif i == len(segments) - 1:
-            out.append(Segment(seg.text[: width // 2] + "…"))
+            out.append(Segment(_head(seg.text, width // 2) + " …"))
         else:
-            out.append(Segment(seg.text[: width // 3] + " … " + seg.text[-width // 3 :]))
+            out.append(Segment(_head(seg.text, width // 3) + " … " + _tail(seg.text, width // 3)))
+    return out
+
+
+def _head(text: str, width: int) -> str:
+    """The first ``width`` characters, cut at a word boundary and never inside a tag ("<br />")."""
+    return re.sub(r"\s+\S{0,20}$", "", re.sub(r"<[^>]{0,8}$", "", text[:width]))
+
+
+def _tail(text: str, width: int) -> str:
+    """The last ``width`` characters, cut at a word boundary and never inside a tag."""
+    return re.sub(r"^\S{0,20}\s+", "", re.sub(r"^[^<]{0,8}>", "", text[-width:]))
+
+
+def aligned_segments(original: str, rows: list[list[tuple[int, int, str]]]) -> list[list[Segment]]:
+    """Each row's text as segments cut at the same places: the union of every row's edited ranges
+    (offsets in ``original``). A row shows its own edits marked and the original words elsewhere, so
+    the unchanged runs between them are equal in every row and :func:`_excerpt` cuts every row at the
+    same words (the original, its atomic mutants and the intersectional one line up)."""
+    cuts = sorted({(a, b) for edits in rows for a, b, _ in edits})
+    out = []
+    for edits in rows:
+        mine = {(a, b): new for a, b, new in edits}
+        segs, cursor = [], 0
+        for a, b in cuts:
+            if a < cursor:  # overlapping ranges of two rows: keep the first
+                continue
+            segs.append(Segment(original[cursor:a]))
+            segs.append(Segment(mine.get((a, b), original[a:b]), mark=(a, b) in mine))
+            cursor = b
+        segs.append(Segment(original[cursor:]))
+        out.append(segs)
     return out
 
 
@@ -274,20 +308,19 @@ def _hidden_examples(findings: FindingsTable) -> list[Example]:
         if f["kind"] == "atomic":
             atomic[f["key"]] = f
             continue
-        rows = [("original", _excerpt([Segment(f["original_text"])]), _label(f["original_output"]))]
+        original, edits = original_edits(f)
+        texts = [("original", [(a, b, original[a:b]) for a, b, _ in edits], f["original_output"])]
         for i, key in enumerate(f["parents"], 1):
             parent = atomic.get(key)
             if parent is not None:
-                rows.append(
-                    (
-                        f"atomic {'I' * i}",
-                        _excerpt(highlight(parent["text"], parent["spans"])),
-                        _label(parent["mutant_output"]),
-                    )
+                texts.append(
+                    (f"atomic {'I' * i}", original_edits(parent, original)[1], parent["mutant_output"])
                 )
-        rows.append(
-            ("intersectional", _excerpt(highlight(f["text"], f["spans"])), _label(f["mutant_output"]))
-        )
+        texts.append(("intersectional", edits, f["mutant_output"]))
+        aligned = aligned_segments(original, [e for _, e, _ in texts])
+        rows = [
+            (label, _excerpt(segs), _label(out)) for (label, _, out), segs in zip(texts, aligned, strict=True)
+        ]
         examples.append(Example(rows))
         if len(examples) >= MAX_EXAMPLES:
             break

@@ -197,6 +197,7 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
             "explanation",
         ],
         failure_field="biased",
+        finding_view=finding_view,
         implied_thresholds=implied,
     )
 
@@ -316,3 +317,42 @@ def _examples(executions: list[dict[str, Any]]) -> list[Example]:
         if len(out) >= MAX_EXAMPLES:
             break
     return out
+
+
+def finding_view(f: dict[str, Any]) -> Any:
+    """A Meta-Fair finding for the report's findings view: source and follow-up prompt aligned on the
+    words the relation changed (a word diff), both answers, the oracle's verdict and explanation."""
+    from fairprobe.report.findings_view import FindingView, word_edits
+
+    source, follow = str(f.get("source") or ""), str(f.get("follow_up") or "")
+    edits = word_edits(source, follow) if f.get("kind") == "test" else []
+    pairs = [f"{source[s:e].strip()} → {new.strip()}" for s, e, new in edits if s < e and new.strip()]
+    notes = [
+        (name, str(f[key]))
+        for name, key in (
+            ("relation", "mr_name"),
+            ("severity", "severity"),
+            ("confidence", "confidence"),
+            ("oracle", "oracle"),
+            ("explanation", "explanation"),
+            ("repeat", "repeat"),
+            ("error", "error"),
+        )
+        if f.get(key) not in (None, "")
+    ]
+    return FindingView(
+        id=str(f.get("id", "")),
+        verdict=str(f.get("verdict", "")),
+        failed=bool(f.get("biased")),
+        left=source if f.get("kind") == "test" else str(f.get("raw") or f.get("error") or ""),
+        edits=edits,
+        left_label="source prompt",
+        right_label="follow-up prompt" if f.get("kind") == "test" else "",
+        left_answer=str(f.get("source_response") or ""),
+        right_answer=str(f.get("follow_up_response") or ""),
+        changes=[f"{f.get('dimension') or 'change'}: {p}" for p in pairs[:4]] or [str(f.get("mr", ""))],
+        attribute=str(f.get("dimension") or ""),
+        pairs=pairs[:4],
+        group=f"{f.get('mr', '')} {f.get('mr_name', '')}".strip(),
+        notes=notes,
+    )

@@ -1,0 +1,259 @@
+"""The report's findings view: every finding as "what changed" — two texts side by side, the changed
+words highlighted, both answers and the verdict — paged so a run of 100,000 findings stays usable.
+
+A technique describes one finding with :class:`FindingView` (``Analysis.finding_view``): a left text,
+the edits that turn it into the right text (``(start, end, new)`` in left-text offsets), the two
+answers, the verdict and the facets the report filters on. The writer stores texts once per chunk and
+only the edits per finding, so the right text is rebuilt in the browser.
+
+Layout in the run folder (paged mode, above :data:`INLINE_MAX` findings):
+``report-findings/index.js`` (verdicts, facets and one code per finding, for filtering without
+loading texts) and ``report-findings/chunk-NNNNNN.js`` (:data:`CHUNK` findings each, loaded when a
+page needs them). They are JavaScript files loaded by ``<script>`` elements because browsers refuse
+``fetch()`` of local files (``file://``). Small runs are written inline in report.html, so the
+report stays one file. All data is JSON; the page assigns text with ``textContent`` only.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+VIEW_DIR = "report-findings"
+"""Sibling folder of report.html that holds the paged findings (claimed in the run's manifest)."""
+
+CHUNK = 500
+"""Findings per data file: a page of the view loads only the files its findings are in."""
+
+INLINE_MAX = 2000
+"""Up to this many findings the data is written into report.html itself (one self-contained file)."""
+
+Edit = tuple[int, int, str]
+
+
+@dataclass
+class FindingView:
+    """One finding as the report shows it.
+
+    ``edits`` turn ``left`` into the right-hand text; an empty list with ``right_label`` empty shows a
+    single text (e.g. a certified sentence). ``changes`` are readable labels ("gender: him → her");
+    ``pairs`` the word pairs a user filters on ("him → her"); ``notes`` extra (name, value) lines
+    shown when a finding is expanded."""
+
+    id: str
+    verdict: str
+    failed: bool
+    left: str
+    edits: list[Edit] = field(default_factory=list)
+    left_label: str = "original"
+    right_label: str = "changed"
+    left_answer: str = ""
+    right_answer: str = ""
+    changes: list[str] = field(default_factory=list)
+    attribute: str = ""
+    pairs: list[str] = field(default_factory=list)
+    group: str = ""
+    notes: list[tuple[str, str]] = field(default_factory=list)
+
+
+ViewFn = Callable[[dict[str, Any]], FindingView]
+
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def word_edits(left: str, right: str) -> list[Edit]:
+    """Word-level edits that turn ``left`` into ``right`` (for techniques whose findings carry two texts
+    but no spans: Meta-Fair's source and follow-up, CAFFE's two prompts; an original beside its
+    mutant). The common head and tail are cut first, so two long texts that differ in a few words
+    cost little."""
+    head = 0
+    limit = min(len(left), len(right))
+    while head < limit and left[head] == right[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and left[-1 - tail] == right[-1 - tail]:
+        tail += 1
+    # widen to word boundaries so a changed word is one edit, not its differing letters
+    m = re.search(r"\w*$", left[:head])
+    head -= len(m.group(0)) if m else 0
+    m = re.match(r"\w*", left[len(left) - tail :])
+    tail -= len(m.group(0)) if m else 0
+    a = _TOKEN.findall(left[head : len(left) - tail])
+    b = _TOKEN.findall(right[head : len(right) - tail])
+    a_at = [head]
+    for t in a:
+        a_at.append(a_at[-1] + len(t))
+    edits: list[Edit] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        start, end, new = a_at[i1], a_at[i2], "".join(b[j1:j2])
+        gap = left[edits[-1][1] : start] if edits else ""
+        if edits and not gap.strip():  # "Muslim person" -> "Christian woman" is one change
+            edits[-1] = (edits[-1][0], end, edits[-1][2] + gap + new)
+        else:
+            edits.append((start, end, new))
+    return edits
+
+
+def apply_edits(left: str, edits: list[Edit]) -> str:
+    """The right-hand text: ``left`` with each ``(start, end, new)`` edit applied."""
+    parts, cursor = [], 0
+    for start, end, new in sorted(edits):
+        parts.append(left[cursor:start])
+        parts.append(new)
+        cursor = end
+    parts.append(left[cursor:])
+    return "".join(parts)
+
+
+def default_view(failure_field: str | None, columns: list[str]) -> ViewFn:
+    """A finding without a technique view: its ``text`` (if any) and its table columns as notes."""
+
+    def view(f: dict[str, Any]) -> FindingView:
+        failed = bool(f.get(failure_field)) if failure_field else False
+        notes = [(c, _plain(f.get(c))) for c in columns if c not in {"id", "text"} and f.get(c) is not None]
+        text = str(f.get("text") or "")
+        return FindingView(
+            id=str(f.get("id", "")),
+            verdict=("fail" if failed else "pass") if failure_field else "",
+            failed=failed,
+            left=text or " · ".join(f"{k}: {v}" for k, v in notes),
+            left_label="text" if text else "details",
+            right_label="",
+            notes=notes,
+        )
+
+    return view
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+class _Codes:
+    """Facet values as small integers, in order of first appearance."""
+
+    def __init__(self) -> None:
+        self.values: list[str] = []
+        self._at: dict[str, int] = {}
+
+    def __call__(self, value: str) -> int:
+        code = self._at.get(value)
+        if code is None:
+            code = self._at[value] = len(self.values)
+            self.values.append(value)
+        return code
+
+
+def js_data(call: str, data: Any) -> str:
+    """``FP.<call>(<json>);`` with the JSON safe inside an inline ``<script>`` too."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return f"FP.{call}({text});\n"
+
+
+def _chunks(views: Iterable[FindingView]) -> Iterator[tuple[list[FindingView], dict[str, Any]]]:
+    """Findings in groups of :data:`CHUNK`, each with its data: texts once, then rows that refer to them."""
+    batch: list[FindingView] = []
+
+    def pack() -> dict[str, Any]:
+        texts: list[str] = []
+        at: dict[str, int] = {}
+        rows = []
+        for v in batch:
+            if v.left not in at:
+                at[v.left] = len(texts)
+                texts.append(v.left)
+            rows.append(
+                [
+                    v.id,
+                    at[v.left],
+                    [list(e) for e in v.edits],
+                    v.left_label,
+                    v.right_label,
+                    v.left_answer,
+                    v.right_answer,
+                    v.changes,
+                    [list(n) for n in v.notes],
+                ]
+            )
+        return {"texts": texts, "rows": rows}
+
+    for v in views:
+        batch.append(v)
+        if len(batch) == CHUNK:
+            yield batch, pack()
+            batch = []
+    if batch:
+        yield batch, pack()
+
+
+@dataclass
+class ViewData:
+    """What report.html embeds: inline scripts (small runs) or the sibling files' names (paged)."""
+
+    inline: list[str]
+    files: list[str]
+    total: int
+
+
+def write_view(
+    views: Iterable[FindingView], total: int, folder: Path | None, claim: Callable[[str], Path] | None
+) -> ViewData:
+    """Pack ``views`` (already in display order) as inline scripts, or, when there are more than
+    :data:`INLINE_MAX` and ``claim`` names a run-folder file (so ``--overwrite`` removes it), as files
+    in ``<folder>/report-findings/``. Only the index and the first chunk are referenced from the HTML;
+    the page loads the others on demand."""
+    paged = claim is not None and folder is not None and total > INLINE_MAX
+    facets = {name: _Codes() for name in ("verdict", "attribute", "pair", "group")}
+    keys: dict[str, list[Any]] = {name: [] for name in facets}
+    failed: list[int] = []
+    chunk_scripts: list[str] = []
+    out_dir: Path | None = None
+    if paged:
+        out_dir = claim(VIEW_DIR)
+        if out_dir.is_dir() and not out_dir.is_symlink():
+            shutil.rmtree(out_dir)  # an earlier render's chunks; the folder is ours (claimed)
+        out_dir.mkdir(parents=True, exist_ok=True)
+    n_chunks = 0
+    for index, (batch, data) in enumerate(_chunks(views)):
+        for v in batch:
+            keys["verdict"].append(facets["verdict"](v.verdict))
+            keys["attribute"].append(facets["attribute"](v.attribute))
+            codes = [facets["pair"](p) for p in v.pairs]
+            keys["pair"].append(codes[0] if len(codes) == 1 else codes)
+            keys["group"].append(facets["group"](v.group))
+            failed.append(1 if v.failed else 0)
+        script = js_data("chunk", [index, data])
+        if out_dir is not None:
+            (out_dir / f"chunk-{index:06d}.js").write_text(script, encoding="utf-8")
+        else:
+            chunk_scripts.append(script)
+        n_chunks += 1
+    index_data = {
+        "total": len(failed),
+        "chunk": CHUNK,
+        "chunks": n_chunks,
+        "base": f"{VIEW_DIR}/" if paged else "",
+        "facets": {k: c.values for k, c in facets.items()},
+        "keys": keys,
+        "failed": failed,
+    }
+    index_script = js_data("index", index_data)
+    if out_dir is not None:
+        (out_dir / "index.js").write_text(index_script, encoding="utf-8")
+        files = [f"{VIEW_DIR}/index.js"] + ([f"{VIEW_DIR}/chunk-000000.js"] if n_chunks else [])
+        return ViewData(inline=[], files=files, total=len(failed))
+    return ViewData(inline=[index_script, *chunk_scripts], files=[], total=len(failed))
