@@ -123,7 +123,7 @@ def load_tests(
     if not tests and invalid_findings:
         ctx.log(
             f"no valid test: {len(invalid_findings)} invalid test row(s) or generator answer(s), "
-            "listed in findings.jsonl with why"
+            "listed among the findings in report.html with why"
         )
     if block.per_mr is not None:
         tests = first_per_mr(tests, block.per_mr)
