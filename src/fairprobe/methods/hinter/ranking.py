@@ -161,7 +161,11 @@ def tables(metrics: dict[str, Any], subs: list[Substitution]) -> list[Table]:
             caption="Each row is one substitution (word pair, or pairs for an intersectional mutant) over "
             "every text it was applied to; ranked by answers changed, then rate. Intervals: Wilson, one "
             "trial per mutant (a ranking aid; the gated rates use intervals by original)."
-            + (f" {more} more substitutions: filter the findings below by word pair, or `fairprobe export` the run." if more > 0 else ""),
+            + (
+                f" {more} more substitutions: filter the findings below by word pair, or `fairprobe export` the run."
+                if more > 0
+                else ""
+            ),
             anchor=SUBSTITUTIONS,
         )
     ]
