@@ -33,7 +33,7 @@ RUNS = {
             "run",
             "--model",
             "embedded:smollm2",
-            "--judge",
+            "--judges",
             "embedded:smollm2",
             "--tests",
             str(ROOT / "examples/metafair/tests.jsonl"),
@@ -59,7 +59,7 @@ RUNS = {
             str(ROOT / "examples/caffe/question.yaml"),
             "--triples",
             "2",
-            "--cap",
+            "--max-pairs-per-triple",
             "3",
             "--generator-calls",
             "1",
@@ -83,6 +83,19 @@ def run(name: str, runs: Path) -> Path:
     return folder
 
 
+def rerender(name: str, runs: Path) -> Path:
+    """Re-render the finished run ``runs/name`` with this checkout's report code."""
+    _, sub = RUNS[name]
+    folder = runs / name / sub if sub else runs / name
+    exe = Path(sys.executable).parent / "fairprobe"
+    r = subprocess.run([str(exe), "report", str(folder)], capture_output=True, text=True, timeout=600)
+    if not (folder / "report.html").is_file():
+        raise SystemExit(
+            f"{name}: no report.html after re-rendering (exit {r.returncode}): {r.stderr[-1500:]}"
+        )
+    return folder
+
+
 def shoot(folder: Path, png: Path) -> None:
     """The findings section with its first findings, the first one expanded."""
     with Browser(1280, 1000) as b:
@@ -92,22 +105,38 @@ def shoot(folder: Path, png: Path) -> None:
         b.screenshot(png, "#findings", max_height=1300)
 
 
+def shoot_top(folder: Path, png: Path) -> None:
+    """The top of the report: the verdict with its reasons, what the run found and the first ranked
+    table (what changed answers most)."""
+    with Browser(1280, 1000) as b:
+        b.open(folder / "report.html")
+        b.wait_for("document.readyState === 'complete'", 60)
+        b.screenshot(png, "main", max_height=1800)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--only", choices=sorted(RUNS), action="append")
     parser.add_argument("--runs", type=Path, default=None, help="run folders (default: a temporary folder)")
+    parser.add_argument(
+        "--rerender",
+        action="store_true",
+        help="the runs in --runs are finished: re-render their reports (fairprobe report) instead of running",
+    )
     args = parser.parse_args()
     if chromium() is None:
         raise SystemExit("Chromium is needed for screenshots (apt-get install chromium)")
     runs = args.runs or Path(tempfile.mkdtemp(prefix="fairprobe-screens-"))
     runs.mkdir(parents=True, exist_ok=True)
     for name in args.only or list(RUNS):
-        folder = run(name, runs)
+        folder = rerender(name, runs) if args.rerender else run(name, runs)
         png = OUT / f"{name}-findings.png"
         shoot(folder, png)
-        print(f"{name}: {png.relative_to(ROOT)} (run in {folder})")
+        top = OUT / f"{name}-summary.png"
+        shoot_top(folder, top)
+        print(f"{name}: {png.relative_to(ROOT)}, {top.relative_to(ROOT)} (run in {folder})")
 
 
 if __name__ == "__main__":
