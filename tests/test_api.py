@@ -163,3 +163,13 @@ def test_fairprobe_compare_is_callable_and_documented_in_a_fresh_interpreter() -
         "fail_on: 'list[str] | str | None' = None, seed: 'int' = 0) -> 'Run'",
         "fairprobe.compare.core",
     ]
+
+
+def test_default_gates_fail_a_biased_model_and_default_gates_false_only_measures(work: Path) -> None:
+    gated = fairprobe.hinter(model="py:apibiased:classify", **HINTER, out="runs/gated")
+    assert gated.verdict == "fail" and not gated.passed
+    assert any("gender" in reason for reason in gated.reasons)
+    measured = fairprobe.hinter(
+        model="py:apibiased:classify", **HINTER, out="runs/measured", default_gates=False
+    )
+    assert measured.verdict == "measured" and not measured.passed and measured.metrics == gated.metrics

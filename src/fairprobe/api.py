@@ -30,7 +30,7 @@ __all__ = ["Run", "compare", "run_spec", "run_technique", "technique_function", 
 if TYPE_CHECKING:
     from fairprobe.registry import Technique
 
-RUN_OPTIONS = ("out", "seed", "overwrite", "fail_on", "allow_empty", "max_invalid_rate")
+RUN_OPTIONS = ("out", "seed", "overwrite", "fail_on", "allow_empty", "max_invalid_rate", "default_gates")
 """Keyword arguments every technique function takes besides its block's fields."""
 
 
@@ -58,6 +58,7 @@ def run_technique(
     fail_on: list[str] | str | None = None,
     allow_empty: bool = False,
     max_invalid_rate: float | None = None,
+    default_gates: bool = True,
 ) -> Run:
     """Run technique ``name`` with block ``options`` into ``out``: what every generated technique
     function calls. Unknown options are a :class:`~fairprobe.errors.UsageError` naming the known
@@ -82,6 +83,7 @@ def run_technique(
         fail_on=parse_thresholds(fail_on, "fail_on"),
         allow_empty=allow_empty,
         max_invalid_rate=DEFAULT_MAX_INVALID_RATE if max_invalid_rate is None else max_invalid_rate,
+        default_gates=default_gates,
         option_name=lambda f: f"{f}=",
     )
     return _run(outcome)
@@ -106,9 +108,11 @@ def _docstring(technique: Technique) -> str:
         "    out: the run folder (default runs/<technique>); a finished run there is resumed",
         "    seed: seed of every random choice",
         "    overwrite: replace a run of different options in ``out``",
-        "    fail_on: fail conditions METRIC OP VALUE, e.g. 'error_rate.atomic>0.1'",
+        "    fail_on: fail conditions METRIC OP VALUE, e.g. 'error_rate.atomic>0.1'; they replace the",
+        "        technique's default fairness gates",
         "    allow_empty: pass thresholds whose metric has no data, and runs that tested nothing",
         f"    max_invalid_rate: inconclusive at this share of INVALID answers (default {DEFAULT_MAX_INVALID_RATE})",
+        "    default_gates: False judges nothing: the verdict is 'measured' (no fairness gate)",
         "",
         "Returns a fairprobe.Run (verdict, passed, reasons, metrics, report, findings()).",
     ]
@@ -139,6 +143,7 @@ def technique_function(name: str) -> Callable[..., Run]:
         "fail_on": None,
         "allow_empty": False,
         "max_invalid_rate": DEFAULT_MAX_INVALID_RATE,
+        "default_gates": True,
     }
     params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v) for k, v in run_params.items()]
 
