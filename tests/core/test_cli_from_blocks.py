@@ -196,6 +196,9 @@ def test_booleans_are_x_and_no_x_without_a_bool_metavar(wide_cli):
     assert "--no-baseline" in rows["--baseline"]
     text = wide_cli("hinter", "--help").stdout
     assert "fairprobe[ray]" in text  # help text is not read as console markup
+    # no flag anywhere shows a value type: --help, --version, --allow-empty, --no-default-gates
+    for args in (["--help"], ["hinter", "--help"], ["metafair", "generate", "--help"]):
+        assert "<bool>" not in wide_cli(*args).stdout, args
 
 
 def test_no_invariant_and_no_person_adjectives_reach_the_run(cli, tmp_path):
