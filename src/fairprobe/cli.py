@@ -35,6 +35,7 @@ from fairprobe.cli_common import (
 )
 from fairprobe.errors import FairprobeError, RunInterrupted, UsageError
 
+
 def _no_flag_metavar() -> None:
     """Typer's rich help shows ``<bool>`` in the type column of every flag (``--version``, ``--help``,
     ``--allow-empty``): a flag takes no value, so its type column stays empty, as the options
@@ -44,7 +45,7 @@ def _no_flag_metavar() -> None:
     shown = TyperOption.display_type_rich
 
     def display_type_rich(self: TyperOption, ctx):  # type: ignore[no-untyped-def]
-        return None if self.is_flag and not self.secondary_opts and self.metavar is None else shown(self, ctx)
+        return None if self.is_flag and self.metavar is None else shown(self, ctx)
 
     TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
 
