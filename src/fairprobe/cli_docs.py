@@ -42,8 +42,10 @@ def _line(text: str, comment: str) -> str:
 
 def block_lines(tech: Technique) -> list[str]:
     """``name:`` then one line per field: set values active, every other field commented out with its
-    default, each with its help as a comment; then ``thresholds:`` (the technique's default gates and
-    the example's)."""
+    default, each with its help as a comment; then ``thresholds:``: the technique's default gates,
+    written out active so a reader sees what fails the run (a block's own thresholds replace the
+    defaults, so they are the same gates); the example's own thresholds only for a technique without
+    default gates."""
     example = example_values(tech)
     lines = [f"{tech.name}:"]
     for field, info in own_fields(tech.block).items():
@@ -54,10 +56,12 @@ def block_lines(tech: Technique) -> list[str]:
             lines.append(_line(f"  # {field}:", f"required: {help_}" if help_ else "required"))
         else:
             lines.append(_line(f"  # {field}: {yaml_value(default_value(info))}", help_))
-    gates = [*getattr(tech, "default_gates", ()), *example.get("thresholds", [])]
+    gates = list(getattr(tech, "default_gates", ())) or list(example.get("thresholds", []))
     if gates:
         lines.append("  thresholds:")
-        lines += [f"    - {yaml_value(str(g))}" for g in dict.fromkeys(gates)]
+        lines += [
+            f"    - {yaml_value(str(g))}" for g in dict.fromkeys(" ".join(str(g).split()) for g in gates)
+        ]
     return lines
 
 
@@ -68,7 +72,8 @@ def spec_template(path: str, techniques: dict[str, Technique]) -> str:
         "version: 1",
         "seed: 0                      # every random choice derives from this seed",
         "out: fairprobe-runs          # each block runs into OUT/<block name>",
-        'thresholds: []               # fail conditions for every block, e.g. ["accuracy < 0.8"]',
+        "# thresholds: []               # fail conditions for every block: any list here replaces every block's",
+        "#                              # default fairness gates; [] judges nothing (the verdict is 'measured')",
         "",
     ]
     for index, (name, tech) in enumerate(techniques.items()):

@@ -289,3 +289,27 @@ def test_each_init_example_is_a_runnable_block_of_its_technique(tmp_path):
         assert block.name == name
     blocks = parse_spec(spec_template("s.yaml", techniques()), "s.yaml")
     assert [b.name for b in blocks] == [next(iter(techniques()))]
+
+
+@pytest.mark.parametrize("name", [n for n, t in techniques().items() if t.default_gates])
+def test_init_writes_each_techniques_default_gates_and_nothing_that_switches_them_off(name):
+    """Uncommenting a block of ``init``'s spec gives a run judged by the technique's default gates:
+    the spec has no top-level ``thresholds`` (any list there, even ``[]``, replaces every block's
+    gates) and the block lists exactly the default gates."""
+    from fairprobe.spec import parse_spec
+
+    text = spec_template("s.yaml", techniques())
+    top = yaml.safe_load(text)
+    assert "thresholds" not in top
+    lines = text.splitlines()
+    start = lines.index(f"# {name}:")
+    block = []
+    for line in lines[start:]:
+        if not line.strip():
+            break
+        block.append(line[2:])
+    (spec,) = parse_spec("\n".join(block), "s.yaml")
+    from fairprobe.thresholds import parse_thresholds
+
+    assert spec.thresholds == parse_thresholds(list(techniques()[name].default_gates), "gates")
+    assert spec.default_gates is False  # the block's list is the gates themselves
