@@ -45,7 +45,9 @@ class ProgressReporter:
 
     On a TTY it draws a bar (count, rate, ETA, retries); otherwise it writes a line at most every
     ``interval`` seconds and one at the end, e.g. ``executing: 120/400 (30%) 41.2/s eta 7s``.
-    ``advance`` may be called from several threads and with fractions of an item.
+    ``advance`` may be called from several threads and with fractions of an item. Off a TTY a
+    heartbeat line (``..., 45s elapsed``) also comes every ``heartbeat`` seconds while nothing
+    advances (a slow model still on its first answers), so a log never goes silent.
     """
 
     def __init__(
@@ -56,6 +58,7 @@ class ProgressReporter:
         stream: TextIO | None = None,
         interval: float = 5.0,
         window: float = 30.0,
+        heartbeat: float = 15.0,
     ):
         self.label = label
         self.total = max(0, total)
@@ -70,6 +73,10 @@ class ProgressReporter:
         self._lock = threading.RLock()
         self._samples: deque[tuple[float, float]] = deque()
         self._retries0 = retry_count()
+        self.heartbeat = heartbeat
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
+        self._said = self._start
 
     def __enter__(self) -> ProgressReporter:
         self._start = time.monotonic()
@@ -87,7 +94,23 @@ class ProgressReporter:
             )
             self._bar.start()
             self._task = self._bar.add_task(self.label, total=self.total)
+        elif self.heartbeat > 0:
+            self._said = self._start
+            self._beat = threading.Thread(target=self._beat_loop, name="fairprobe-progress", daemon=True)
+            self._beat.start()
         return self
+
+    def _beat_loop(self) -> None:
+        while not self._stop.wait(min(self.heartbeat, self.interval)):
+            with self._lock:
+                now = time.monotonic()
+                if now - self._said >= self.heartbeat:
+                    self._said = now
+                    print(
+                        f"{self.status()}, {_duration(now - self._start)} elapsed",
+                        file=self.stream,
+                        flush=True,
+                    )
 
     def advance(self, n: float = 1) -> None:
         with self._lock:
@@ -131,9 +154,13 @@ class ProgressReporter:
         return f"{head}{done}/{self.total}{pct} {speed:.1f}/s{eta}{extra}"
 
     def _log(self) -> None:
+        self._said = time.monotonic()
         print(self.status(), file=self.stream, flush=True)
 
     def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join()
         if self._bar is not None:
             self._bar.stop()
         else:
