@@ -54,6 +54,9 @@ def test_planted_intersectional_bias_is_found_exactly(cli, tmp_path):
         "run",
     )
     assert r.returncode == 0, r.stderr
+    # over 10,000 findings: they stay in Parquet; `fairprobe export` writes them as JSON lines
+    assert not (tmp_path / "run/findings.jsonl").exists()
+    assert cli("export", "run").returncode == 0
     findings = [json.loads(line) for line in (tmp_path / "run/findings.jsonl").read_text().splitlines()]
     inter = [f for f in findings if f["kind"] == "intersectional"]
     atomic = [f for f in findings if f["kind"] == "atomic"]
