@@ -127,6 +127,9 @@ def big_run(tmp_path_factory):
     exe = Path(sys.executable).parent / "fairprobe"
     r = subprocess.run([str(exe), "report", str(run)], capture_output=True, text=True, timeout=300)
     assert r.returncode in (0, 1), r.stderr
+    assert not (run / "findings.jsonl").exists()  # over 10,000 findings: Parquet only, exported on demand
+    r = subprocess.run([str(exe), "export", str(run)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
     findings = [json.loads(line) for line in (run / "findings.jsonl").open()]
     return run, findings
 
@@ -150,7 +153,6 @@ class _Parser(HTMLParser):
             self.ids.add(a["id"])
 
 
-@pytest.mark.slow
 def test_a_100000_finding_report_is_small_and_pages_from_claimed_files(big_run, tmp_path):
     from fairprobe.runfolder import remove_written
     from fairprobe.store import Store
@@ -181,7 +183,6 @@ def test_a_100000_finding_report_is_small_and_pages_from_claimed_files(big_run, 
     assert not (copy / VIEW_DIR).exists() and (copy / "notes.txt").read_text() == "mine"
 
 
-@pytest.mark.slow
 def test_a_small_report_is_one_file(tmp_path):
     run = seed_run(tmp_path, TEXTS[:1], "race,gender")
     n = sum(1 for _ in (run / "findings.jsonl").open())
@@ -192,7 +193,6 @@ def test_a_small_report_is_one_file(tmp_path):
     assert html.count("<script") == 2  # the view's code and its data, nothing loaded
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(chromium() is None, reason="Chromium is not installed")
 def test_the_report_opens_pages_to_the_last_finding_and_filters_in_a_browser(big_run):
     run, findings = big_run
