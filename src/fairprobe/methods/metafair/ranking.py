@@ -27,8 +27,10 @@ def cells(metrics: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def _name(mr: str) -> str:
+    """``MR1 “Single Attribute”``: quoted, not bracketed, since a count or a rate in brackets often
+    follows it in a sentence."""
     relation = relations().get(mr)
-    return f"{mr} ({relation.name})" if relation is not None else mr
+    return f"{mr} “{relation.name}”" if relation is not None else mr
 
 
 def _worst(
