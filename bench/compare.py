@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _proc import peak_rss  # bench/ is on the path: the benchmarks run as scripts
+
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA
 from fairprobe.shards import SHARDS_DIR, ShardWriter
 from fairprobe.spec import parse_spec
@@ -80,18 +82,9 @@ def make_run(folder: Path, n: int, model: str, extra_gender_flips: float, seed: 
 
 def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     """Wall seconds, peak resident memory in MiB (this child alone, sampled every 20 ms), exit code."""
-    import psutil
-
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    watch = psutil.Process(proc.pid)
-    peak = 0
-    while proc.poll() is None:
-        try:
-            peak = max(peak, watch.memory_info().rss)
-        except psutil.Error:
-            break
-        time.sleep(0.02)
+    peak = peak_rss(proc)
     _, err = proc.communicate()
     wall = time.perf_counter() - start
     if proc.returncode not in (0, 1):

@@ -40,7 +40,7 @@ import time
 from io import BytesIO
 from pathlib import Path
 
-import psutil
+from _proc import peak_rss  # bench/ is on the path: the benchmarks run as scripts
 
 KEYWORD_MODEL = """
 import re
@@ -115,13 +115,7 @@ def _measure(label: str, src: Path, work: Path, texts: Path) -> dict:
     started = time.perf_counter()
     log = (work / f"{label}.log").open("w+")  # a file, not a pipe: progress lines would fill a pipe
     proc = subprocess.Popen([*exe, *args], cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=log)
-    driver, peak = psutil.Process(proc.pid), 0
-    while proc.poll() is None:
-        try:
-            peak = max(peak, driver.memory_info().rss)
-        except psutil.Error:
-            pass
-        time.sleep(0.05)
+    peak = peak_rss(proc, 0.05)
     run_s = time.perf_counter() - started
     log.seek(0)
     err = log.read()
