@@ -7,6 +7,7 @@ server of ``servers.py``."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import subprocess
 import sys
@@ -95,18 +96,31 @@ def test_http_429_from_a_fake_server_lowers_concurrency_and_every_request_is_ans
 
 def test_a_slot_is_not_held_while_a_request_waits_out_its_back_off():
     scheduler = EndpointScheduler("test", 1)
-    with scheduler.slot():
-        pass
-    done = threading.Event()
+    events: list[str] = []
 
-    def other():
-        with scheduler.slot():
-            done.set()
+    async def holder(gate: asyncio.Event) -> None:
+        async with scheduler.slot():
+            events.append("holder in")
+            await gate.wait()
+        events.append("holder out")
 
-    with scheduler.slot():
-        threading.Thread(target=other, daemon=True).start()
-        assert not done.wait(0.2)  # bound of 1: the other waits
-    assert done.wait(2.0)
+    async def other() -> None:
+        async with scheduler.slot():
+            events.append("other in")
+
+    async def main() -> None:
+        gate = asyncio.Event()
+        first = asyncio.ensure_future(holder(gate))
+        await asyncio.sleep(0)
+        second = asyncio.ensure_future(other())
+        await asyncio.sleep(0.05)
+        assert events == ["holder in"]  # bound of 1: the other waits
+        gate.set()
+        await asyncio.gather(first, second)
+
+    scheduler.run(main()).result(5)
+    assert events == ["holder in", "holder out", "other in"]
+    assert scheduler.in_flight == 0 and scheduler.peak == 1
 
 
 def test_lookahead_prepares_the_next_item_while_the_model_answers_and_finishes_in_order():

@@ -26,13 +26,12 @@ never cached (:mod:`fairprobe.caching`), so the next run asks again.
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
-import itertools
 import logging
 import math
 import random
 import re
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import CancelledError, Future, as_completed
@@ -40,21 +39,24 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from fairprobe.errors import ContextLengthError, ModelError, ModelOutputError
 from fairprobe.models.base import ChatRequest, ChatResponse, Fingerprint
 from fairprobe.models.context import is_context_overflow
 from fairprobe.models.redact import redact_uri
 from fairprobe.models.scheduler import default_concurrency, note_retry, scheduler_for
+from fairprobe.models.transport import (
+    BrokenConnection,
+    ConnectFailed,
+    HTTPResponse,
+    TimedOut,
+    TransportFailed,
+    open_transport,
+)
 
 log = logging.getLogger("fairprobe.models.openai")
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 _KEY_PATTERN = re.compile(r"sk-[A-Za-z0-9_\-*.]{3,}")
-_LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
-CLIENT_CONNECTIONS = 32
-"""Connections per HTTP client; a model with more requests in flight gets several clients."""
 
 
 class _Malformed(Exception):
@@ -65,7 +67,7 @@ class _Unreadable(Exception):
     """A 200 ``GET /models`` answer that is not a model list."""
 
 
-def _retry_after_seconds(response: httpx.Response) -> float | None:
+def _retry_after_seconds(response: HTTPResponse) -> float | None:
     """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date), else ``None``."""
     value = response.headers.get("retry-after")
     if not value:
@@ -152,22 +154,9 @@ class OpenAIChat:
         self.max_backoff = float(max_backoff)
         self._secret = api_key or ""
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        host = urlsplit(self.base_url).hostname or ""
-        # One HTTP client per CLIENT_CONNECTIONS requests in flight: a single httpx connection pool
-        # shared by hundreds of threads spends its time on its own lock (256 threads: ~60 req/s).
-        size = min(self.concurrency, CLIENT_CONNECTIONS)
-        self._clients = [
-            httpx.Client(
-                headers=headers,
-                timeout=httpx.Timeout(self.timeout),
-                limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
-                trust_env=host not in _LOOPBACK,
-            )
-            for _ in range(-(-self.concurrency // CLIENT_CONNECTIONS))
-        ]
-        self._client = self._clients[0]
-        self._local = threading.local()
-        self._assigned = itertools.count()
+        # Requests are coroutines on the endpoint's event loop (fairprobe.models.transport): a
+        # thread per request in flight burns a small machine's cores at a few hundred in flight.
+        self._transport = open_transport(self.base_url, headers, self.timeout, self.concurrency)
         self._jitter = random.Random()
         served = self.served_models() if probe else []
         if model is None:
@@ -199,7 +188,7 @@ class OpenAIChat:
             f"cannot reach {self.shown_url}: is the server running? {start_hint(self.base_url)}"
         )
 
-    def _http_error(self, response: httpx.Response, url: str) -> ModelError:
+    def _http_error(self, response: HTTPResponse, url: str) -> ModelError:
         url = redact_uri(url)
         snippet = self._redact(" ".join(response.text.split())[:200])
         code = response.status_code
@@ -228,10 +217,10 @@ class OpenAIChat:
         problem = ""
         for attempt in range(self.retries + 1):
             try:
-                response = self._client.get(url)
-            except httpx.ConnectError:
+                response = self.scheduler.run(self._transport.request("GET", url)).result()
+            except ConnectFailed:
                 raise self._unreachable() from None
-            except httpx.TransportError as exc:
+            except TransportFailed as exc:
                 problem, retry_after = f"{type(exc).__name__}", None
             else:
                 code = response.status_code
@@ -253,7 +242,7 @@ class OpenAIChat:
             "(add ?retries=8&timeout=120 to the model URI)"
         )
 
-    def _body_snippet(self, response: httpx.Response) -> str:
+    def _body_snippet(self, response: HTTPResponse) -> str:
         kind = response.headers.get("content-type", "").split(";")[0].strip()
         text = " ".join(response.text.split())
         if kind == "text/html" or text.lower().startswith(("<!doctype", "<html")):
@@ -267,7 +256,7 @@ class OpenAIChat:
             "to the model URI for a server without /models (the cache then keys on the #MODEL name)"
         )
 
-    def _model_ids(self, response: httpx.Response) -> list[str]:
+    def _model_ids(self, response: HTTPResponse) -> list[str]:
         """The ids of a ``{"data": [{"id": ...}, ...]}`` body; :class:`_Unreadable` otherwise."""
         try:
             data = response.json()
@@ -285,7 +274,7 @@ class OpenAIChat:
         return base * (1.0 + 0.5 * self._jitter.random())
 
     @staticmethod
-    def _parse(response: httpx.Response, latency: float) -> ChatResponse:
+    def _parse(response: HTTPResponse, latency: float) -> ChatResponse:
         try:
             data = response.json()
         except ValueError:
@@ -332,7 +321,22 @@ class OpenAIChat:
                 body["response_format"] = {"type": "json_object", "schema": request.json_schema}
         return body
 
-    def _send(self, request: ChatRequest) -> ChatResponse:
+    async def _send(self, request: ChatRequest, outer: Future[ChatResponse]) -> None:
+        """Ask ``request`` (retrying as the module docstring says) on the endpoint's loop, and hand
+        the answer or the final error to ``outer``. A request cancelled before its first attempt got
+        a place in flight is dropped (``outer`` cancelled, nothing sent)."""
+        try:
+            answer = await self._attempts(request, outer)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+            if outer.running() or outer.set_running_or_notify_cancel():  # not when it was dropped
+                self.scheduler.deliver(outer, None, exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        if answer is not None:
+            self.scheduler.deliver(outer, answer)
+
+    async def _attempts(self, request: ChatRequest, outer: Future[ChatResponse]) -> ChatResponse | None:
         url = f"{self.base_url}/chat/completions"
         shown = redact_uri(url)
         body = self.request_body(request)
@@ -340,20 +344,25 @@ class OpenAIChat:
         problem = ""
         for attempt in range(self.retries + 1):
             retry_after = None
-            start = time.perf_counter()
-            try:
-                with self.scheduler.slot():
-                    response = self._thread_client().post(url, json=body)
-            except httpx.TimeoutException:
-                kinds.append("timeout")
-                problem = f"no answer within timeout={self.timeout:g} s"
-            except httpx.ConnectError:
-                kinds.append("connect")
-                problem = "connection refused"
-            except httpx.TransportError as exc:
-                kinds.append("transport")
-                problem = f"connection broken ({type(exc).__name__})"
-            else:
+            async with self.scheduler.slot():
+                if attempt == 0 and not outer.set_running_or_notify_cancel():
+                    return None  # dropped before it was sent (a batch failed, a run was stopped)
+                start = time.perf_counter()
+                try:
+                    response = await self._transport.request("POST", url, body)
+                except TimedOut:
+                    response = None
+                    kinds.append("timeout")
+                    problem = f"no answer within timeout={self.timeout:g} s"
+                except ConnectFailed:
+                    response = None
+                    kinds.append("connect")
+                    problem = "connection refused"
+                except BrokenConnection as exc:
+                    response = None
+                    kinds.append("transport")
+                    problem = f"connection broken ({exc})"
+            if response is not None:
                 latency = time.perf_counter() - start
                 code = response.status_code
                 if code == 200:
@@ -381,7 +390,7 @@ class OpenAIChat:
             delay = self._delay(attempt, retry_after)
             note_retry()  # counted on the progress line; one log line per retry would drown it
             log.debug("%s: %s; retry %d/%d in %.2f s", shown, problem, attempt + 1, self.retries, delay)
-            time.sleep(delay)
+            await asyncio.sleep(delay)  # outside the slot: a back-off holds no place in flight
         attempts = len(kinds)
         if kinds[-1] == "connect":
             raise self._unreachable()
@@ -401,8 +410,12 @@ class OpenAIChat:
         return self.chat_each(requests, None)
 
     def submit(self, request: ChatRequest) -> Future[ChatResponse]:
-        """Send ``request`` on the endpoint's scheduler; the future holds its answer (or error)."""
-        return self.scheduler.submit(self._send, request)
+        """Send ``request`` on the endpoint's scheduler; the future holds its answer (or error).
+        Cancelling it drops the request if it is still waiting for a place in flight; once sent, it
+        runs to its answer (which reaches the future's callbacks, e.g. the cache)."""
+        outer: Future[ChatResponse] = Future()
+        self.scheduler.run(self._send(request, outer))
+        return outer
 
     def chat_each(
         self, requests: list[ChatRequest], on_answer: Callable[[int, ChatResponse], None] | None
@@ -438,16 +451,9 @@ class OpenAIChat:
             raise error
         return results  # type: ignore[return-value]
 
-    def _thread_client(self) -> httpx.Client:
-        """This worker thread's HTTP client (threads are spread over the clients round-robin)."""
-        client = getattr(self._local, "client", None)
-        if client is None:
-            client = self._local.client = self._clients[next(self._assigned) % len(self._clients)]
-        return client
-
     def close(self) -> None:
-        for client in self._clients:
-            client.close()
+        """Close the idle connections (requests still in flight finish on their own)."""
+        self.scheduler.run(self._transport.aclose())
 
     def __repr__(self) -> str:
         return f"OpenAIChat({self.shown_url!r}, model={self.model!r})"

@@ -2,8 +2,8 @@
 
 Two pieces keep a model busy and the driver busy at the same time:
 
-- :class:`EndpointScheduler` — the requests to one endpoint (an OpenAI-compatible base URL) run on
-  one pool of worker threads, at most ``limit`` of them talking to the server at any moment, across
+- :class:`EndpointScheduler` — the requests to one endpoint (an OpenAI-compatible base URL) run as
+  coroutines on one event loop thread, at most ``limit`` of them talking to the server at any moment, across
   every batch, shard and model object that uses that endpoint: no barrier per chunk, so the slowest
   request of a batch never idles the others. HTTP 429 halves ``limit`` (at most once per
   ``cooldown`` seconds, so one burst of 429s counts once); every ``limit`` answers in a row without a
@@ -26,16 +26,20 @@ line per retry.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import queue
 import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import asynccontextmanager
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
+
+from fairprobe.models.transport import LoopThread
 
 T = TypeVar("T")
 P = TypeVar("P")
@@ -83,9 +87,11 @@ def default_concurrency(base_url: str) -> int:
 class EndpointScheduler:
     """Bounded, adaptive concurrency for one endpoint (see the module docstring).
 
-    ``submit(fn, *args)`` runs ``fn`` on a worker thread; ``fn`` wraps each network attempt in
-    ``with scheduler.slot():`` so at most :attr:`limit` attempts are in flight, and reports 429s with
-    :meth:`throttled` and answers with :meth:`succeeded`.
+    The endpoint's requests run as coroutines on one event loop thread (:meth:`run`); each network
+    attempt is wrapped in ``async with scheduler.slot():`` so at most :attr:`limit` attempts are in
+    flight, and reports 429s with :meth:`throttled` and answers with :meth:`succeeded`. Answers are
+    handed to their futures on one separate thread (:meth:`deliver`), so the callbacks that store
+    them (a SQLite write each) never hold up the loop.
     """
 
     def __init__(self, name: str, concurrency: int, *, cooldown: float = 1.0):
@@ -99,57 +105,99 @@ class EndpointScheduler:
         self.throttles = 0
         self._streak = 0
         self._last_cut = -1e9
-        self._cond = threading.Condition()
-        self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix=f"fairprobe-{name}")
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._start_lock = threading.Lock()
+        self._loop: LoopThread | None = None
+        self._answers: queue.SimpleQueue[tuple[Future[Any], Any, BaseException | None]] = queue.SimpleQueue()
 
     def resize(self, concurrency: int) -> None:
         """A later model at the same endpoint asked for another concurrency: the latest wins."""
         concurrency = max(1, int(concurrency))
-        with self._cond:
-            if concurrency == self.concurrency:
-                return
-            self.concurrency = self.limit = concurrency
-            self._pool._max_workers = max(self._pool._max_workers, concurrency)  # grow only
-            self._cond.notify_all()
+        if concurrency == self.concurrency:
+            return
+        self.concurrency = self.limit = concurrency
+        if self._loop is not None:
+            self._loop.loop.call_soon_threadsafe(self._wake)
 
-    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        return self._pool.submit(fn, *args)
+    @property
+    def loop(self) -> LoopThread:
+        """The endpoint's event loop thread (started on first use, with the thread that delivers
+        answers)."""
+        if self._loop is None:
+            with self._start_lock:
+                if self._loop is None:
+                    threading.Thread(target=self._deliver_loop, name=f"fairprobe-{self.name}-answers",
+                                     daemon=True).start()  # fmt: skip
+                    self._loop = LoopThread(self.name)
+        return self._loop
 
-    @contextmanager
-    def slot(self) -> Iterator[None]:
-        """Hold one of the :attr:`limit` in-flight places for one network attempt."""
-        with self._cond:
-            while self.in_flight >= self.limit:
-                self._cond.wait()
+    def run(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
+        """Run ``coro`` on the endpoint's loop; its result lands in the returned future."""
+        return self.loop.run(coro)
+
+    def deliver(self, future: Future[T], result: T | None, error: BaseException | None = None) -> None:
+        """Complete ``future`` on the answers thread (its callbacks, e.g. a cache write, run there)."""
+        self._answers.put((future, result, error))
+
+    def _deliver_loop(self) -> None:
+        while True:
+            future, result, error = self._answers.get()
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Hold one of the :attr:`limit` in-flight places for one network attempt (on the loop).
+        A waiter woken by :meth:`_wake` is handed its place, so a newcomer cannot take it first."""
+        if self.in_flight >= self.limit or self._waiters:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except BaseException:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                elif waiter.done() and not waiter.cancelled():  # handed a place, then cancelled
+                    self.in_flight -= 1
+                    self._wake()
+                raise
+        else:
             self.in_flight += 1
-            self.peak = max(self.peak, self.in_flight)
+        self.peak = max(self.peak, self.in_flight)
         try:
             yield
         finally:
-            with self._cond:
-                self.in_flight -= 1
-                self._cond.notify()
+            self.in_flight -= 1
+            self._wake()
+
+    def _wake(self) -> None:
+        """Hand free places to waiters, first come first served."""
+        while self.in_flight < self.limit and self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                self.in_flight += 1
+                waiter.set_result(None)
 
     def throttled(self) -> None:
         """The server answered 429: halve the limit (once per ``cooldown`` seconds)."""
-        with self._cond:
-            self.throttles += 1
-            self._streak = 0
-            now = time.monotonic()
-            if now - self._last_cut >= self.cooldown:
-                self._last_cut = now
-                self.limit = max(1, self.limit // 2)
+        self.throttles += 1
+        self._streak = 0
+        now = time.monotonic()
+        if now - self._last_cut >= self.cooldown:
+            self._last_cut = now
+            self.limit = max(1, self.limit // 2)
 
     def succeeded(self) -> None:
         """An answer came back: after ``limit`` in a row, allow one more request in flight."""
-        with self._cond:
-            if self.limit >= self.concurrency:
-                return
-            self._streak += 1
-            if self._streak >= self.limit:
-                self._streak = 0
-                self.limit += 1
-                self._cond.notify()
+        if self.limit >= self.concurrency:
+            return
+        self._streak += 1
+        if self._streak >= self.limit:
+            self._streak = 0
+            self.limit += 1
+            self._wake()
 
 
 def scheduler_for(endpoint: str, concurrency: int) -> EndpointScheduler:
