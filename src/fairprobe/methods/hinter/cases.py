@@ -15,7 +15,10 @@ changes the findings or their order: it is an execution setting.
 from __future__ import annotations
 
 import functools
+import importlib.abc
 import random
+import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import combinations, islice
@@ -97,7 +100,9 @@ def person_skip(text: str, dictionary: BiasDictionary, block: HInterBlock) -> fr
         return frozenset()
     from fairprobe.text.person import non_person_spans, person_parser
 
-    return non_person_spans(text, dictionary, block.attributes, person_parser(block.spacy_model))
+    with _person_lock:  # a warm-up thread may be loading it: wait for it, never load it twice
+        nlp = person_parser(block.spacy_model)
+    return non_person_spans(text, dictionary, block.attributes, nlp)
 
 
 @dataclass
@@ -126,12 +131,87 @@ class OriginalCases:
         return [*(self.atomic if self.emit_atomic else ()), *(m for m, _ in self.inter)]
 
 
-@functools.cache
+_person_lock = threading.Lock()
+_checker_lock = threading.Lock()
+
+
 def invariant_checker(spacy_model: str | None, processes: int) -> Any:
-    """The dependency-invariant checker, loaded once per process (executors reuse workers)."""
+    """The dependency-invariant checker, loaded once per process (executors reuse workers); a call
+    while another thread loads it waits for that load."""
+    with _checker_lock:
+        return _load_checker(spacy_model, processes)
+
+
+@functools.cache
+def _load_checker(spacy_model: str | None, processes: int) -> Any:
     from fairprobe.text.invariant import InvariantChecker
 
     return InvariantChecker(spacy_model, processes=processes)
+
+
+class _NoTorchHere(importlib.abc.MetaPathFinder):
+    """Refuses ``import torch`` on one thread only (other threads import it as usual)."""
+
+    def __init__(self, thread: threading.Thread):
+        self.thread = thread
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if threading.current_thread() is self.thread and name.partition(".")[0] == "torch":
+            raise ImportError(f"{name} is not needed by the spaCy tagger and parser")
+        return None
+
+
+def _import_spacy_without_torch() -> None:
+    """``import spacy`` without its optional ``import torch`` (through thinc): when torch is
+    installed it is two thirds of spaCy's import time (~2 of 3 s), and the CPU pipelines HInter
+    loads (``en_core_web_sm`` and the like, not ``*_trf``) never use it. Refused on this thread
+    only, and only when neither is imported yet; a later ``import torch`` anywhere works as usual
+    (thinc's own torch bridge stays off in this process, which only transformer pipelines use)."""
+    if "spacy" in sys.modules or "torch" in sys.modules:
+        return
+    finder = _NoTorchHere(threading.current_thread())
+    sys.meta_path.insert(0, finder)
+    try:
+        import spacy  # noqa: F401
+    except ImportError:
+        pass  # not installed: the parser load says so in one line
+    finally:
+        sys.meta_path.remove(finder)
+
+
+class ParserWarmup:
+    """Load the spaCy pipelines a HInter run will need — the person check's (when an attribute has
+    person-only adjectives) and the invariant's — on a background thread, so loading them (seconds)
+    overlaps the driver loading the data and the model and generating the first chunk, instead of
+    preceding it. The driver's own calls wait for a load in progress (:data:`_person_lock`,
+    :data:`_checker_lock`); :meth:`result` re-raises a failed load (a missing spaCy model: exit 2)."""
+
+    def __init__(self, dictionary: BiasDictionary, block: HInterBlock, processes: int):
+        self._error: BaseException | None = None
+        person = block.person_adjectives and any(dictionary.person_only(a) for a in block.attributes)
+
+        def load() -> None:
+            try:
+                if "trf" not in (block.spacy_model or ""):  # a transformer pipeline needs torch
+                    _import_spacy_without_torch()
+                if person:
+                    from fairprobe.text.person import person_parser
+
+                    with _person_lock:
+                        person_parser(block.spacy_model)
+                if block.invariant:
+                    invariant_checker(block.spacy_model, processes)
+            except BaseException as exc:  # noqa: BLE001 - raised in the driver by result()
+                self._error = exc
+
+        self._thread = threading.Thread(target=load, name="fairprobe-parser-warmup", daemon=True)
+        self._thread.start()
+
+    def result(self) -> None:
+        """Wait for the loads; raise the error of a failed one."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
 
 
 def _validate(pieces: list[OriginalCases], checker: Any) -> list[OriginalCases]:
@@ -151,21 +231,45 @@ def _validate(pieces: list[OriginalCases], checker: Any) -> list[OriginalCases]:
     return pieces
 
 
+FIRST_CHUNK = 64
+"""Mutants in a shard's first chunk; each next chunk doubles, up to ``block.chunk_mutants``."""
+
+
 def shard_cases(
-    records: list[Record], dictionary: BiasDictionary, block: HInterBlock, seed: int, processes: int
+    records: list[Record],
+    dictionary: BiasDictionary,
+    block: HInterBlock,
+    seed: int,
+    processes: int,
+    *,
+    ramp: bool = True,
 ) -> Iterator[list[OriginalCases]]:
-    """Generate and validate the mutants of ``records``, yielding chunks of validated pieces."""
-    checker = invariant_checker(block.spacy_model, processes) if block.invariant else None
-    cap = block.chunk_mutants
+    """Generate and validate the mutants of ``records``, yielding chunks of validated pieces.
+
+    With ``ramp`` the first chunk holds :data:`FIRST_CHUNK` mutants and each next one twice as many,
+    up to ``block.chunk_mutants``: the model gets its first texts after a few dozen mutants were
+    generated and validated, not 2,000, and the later, larger chunks are prepared while it answers.
+    Chunk sizes never change the findings or their order (see the module docstring)."""
+    checker = None
+    cap = min(FIRST_CHUNK, block.chunk_mutants) if ramp else block.chunk_mutants
     pending: list[OriginalCases] = []
     size = 0
+
+    def validated() -> list[OriginalCases]:
+        nonlocal checker, cap
+        if checker is None and block.invariant:  # loaded at the first validation (a warm-up may hold it)
+            checker = invariant_checker(block.spacy_model, processes)
+        cap = min(2 * cap, block.chunk_mutants)
+        return _validate(pending, checker)
+
     for record in records:
         population: dict[str, int] = {}
         atomic, inter = generate_lazy(record, dictionary, block, seed, population)
         verdicts: list[bool] = []
         first = True
         while True:  # pieces of at most `cap` intersectional mutants; the first one always exists
-            part = list(islice(inter, cap))
+            piece_cap = cap
+            part = list(islice(inter, piece_cap))
             if not part and not first:
                 break
             piece = OriginalCases(record, atomic, verdicts, part, [], first, population or None)
@@ -173,9 +277,9 @@ def shard_cases(
             size += len(part) + (len(atomic) if first else 0)
             first = False
             if size >= cap:
-                yield _validate(pending, checker)
+                yield validated()
                 pending, size = [], 0
-            if len(part) < cap:
+            if len(part) < piece_cap:
                 break
     if pending:
-        yield _validate(pending, checker)
+        yield validated()

@@ -35,6 +35,7 @@ from fairprobe.lexicons.dictionary import BiasDictionary, load_dictionary
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.cases import (
     OriginalCases,
+    ParserWarmup,
     attribute_combinations,
     generate,
     invariant_checker,
@@ -183,11 +184,14 @@ def validate(block: HInterBlock) -> None:
 
 
 def execute(block: HInterBlock, ctx: RunContext) -> None:
+    dictionary = load_dictionary(block.dictionary)
+    check_attributes(dictionary, block.attributes)
+    # Parser processes per shard: ``processes`` here; one per Ray task (Ray gives the parallelism).
+    processes = block.processes if block.executor == "local" else 1
+    warmup = ParserWarmup(dictionary, block, processes)  # loads while the data and the model load
     dataset: Dataset = load_dataset(
         block.data, text_col=block.text_col, label_col=block.label_col, limit=block.limit, seed=ctx.seed
     )
-    dictionary = load_dictionary(block.dictionary)
-    check_attributes(dictionary, block.attributes)
     shots = None
     if model_kind(block.model) != "classifier":
         dataset, shots = few_shot_split(
@@ -203,7 +207,7 @@ def execute(block: HInterBlock, ctx: RunContext) -> None:
         ctx.log(f"few-shot examples: {len(shots.examples)} from {shots.source}")
     executor = make_executor(block.executor, address=block.ray_address, log=ctx.log)
     try:
-        _run_shards(block, ctx, dataset, dictionary, executor, shots)
+        _run_shards(block, ctx, dataset, dictionary, executor, shots, warmup)
     finally:
         executor.close()
 
@@ -215,6 +219,7 @@ def _run_shards(
     dictionary: BiasDictionary,
     executor: Any,
     shots: FewShot | None = None,
+    warmup: ParserWarmup | None = None,
 ) -> None:
     """Shard the originals (``batch_originals`` per shard, fixed by the spec), skip finished shards,
     and let the executor generate + validate each shard's chunks while this process runs the model
@@ -229,8 +234,18 @@ def _run_shards(
         model = ctx.wrap_classifier(remote, chunk_size=block.model_batch * block.model_concurrency)
     # Parser processes per shard: ``processes`` here; one per Ray task (Ray gives the parallelism).
     processes = block.processes if executor.name == "local" else 1
-    if block.invariant:  # loaded here in either case: a missing parser fails before any shard runs
-        ctx.record_info(parser=invariant_checker(block.spacy_model, processes).model_name)
+    record_parser = None
+    if block.invariant:
+        if executor.name == "local" and warmup is not None:
+            # loading on the warm-up thread; a missing parser fails at the first chunk, before any
+            # model call or shard file; the name is recorded when that chunk is finished
+            record_parser = lambda: ctx.record_info(  # noqa: E731
+                parser=invariant_checker(block.spacy_model, processes).model_name
+            )
+        else:  # loaded here: a missing parser fails before any shard runs
+            if warmup is not None:
+                warmup.result()
+            ctx.record_info(parser=invariant_checker(block.spacy_model, processes).model_name)
     fluency = _fluency_scorer(block)
     ctx.record_info(
         oracle=oracle_info,
@@ -251,7 +266,7 @@ def _run_shards(
         f"{', '.join(block.attributes)}; order {block.order}; executor {executor.name}"
     )
     with ctx.progress("originals", sum(len(b) for _, b in todo)) as bar:
-        shards = _ShardSink(folder, ctx, bar, fluency, block.score_discarded)
+        shards = _ShardSink(folder, ctx, bar, fluency, block.score_discarded, record_parser)
         flow = Lookahead(shards.submit(model), shards.finish, backlog=backlog_for(model))
         if executor.name == "local":  # one stream over every shard: no barrier between shards
             try:
@@ -293,8 +308,18 @@ class _ShardSink:
     order) judge it and write it to its shard's Parquet file; a shard's last chunk closes the file
     and marks the shard done. Progress moves with every answer (a share of the chunk's originals)."""
 
-    def __init__(self, folder: Any, ctx: RunContext, bar: Any, fluency: Any, score_discarded: bool):
+    def __init__(
+        self,
+        folder: Any,
+        ctx: RunContext,
+        bar: Any,
+        fluency: Any,
+        score_discarded: bool,
+        on_first: Any = None,
+    ):
         self.folder, self.ctx, self.bar = folder, ctx, bar
+        self.on_first = on_first
+        """Called when the first chunk is finished (records the parser that validated it)."""
         self.fluency, self.score_discarded = fluency, score_discarded
         self.writers: dict[int, ShardWriter] = {}
 
@@ -312,6 +337,9 @@ class _ShardSink:
     def finish(self, item: tuple[int, list[OriginalCases], bool], answers: Any) -> None:
         index, chunk, last = item
         texts, predictions, credit = answers
+        if self.on_first is not None:
+            self.on_first()
+            self.on_first = None
         writer = self.writers.get(index)
         if writer is None:
             writer = self.writers[index] = ShardWriter(self.folder, index, FINDING_SCHEMA)
