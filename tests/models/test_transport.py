@@ -1,0 +1,190 @@
+"""The HTTP transports under the OpenAI-compatible backend: which one serves an endpoint, the HTTP/1.1
+answers the lean client must read (chunked, Connection: close, no length, a keep-alive connection the
+server closed while idle), a request cancelled before it was sent is never sent, and the httpx
+transport maps its errors like the lean one. Real sockets throughout; the raw-bytes server below is a
+FAKE (a real OpenAI-compatible server cannot be made to pick its framing on cue)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+
+import pytest
+from latency_server import LatencyServer
+from servers import free_port
+
+from fairprobe.models import ChatRequest, load_chat
+from fairprobe.models.scheduler import EndpointScheduler, retry_count
+from fairprobe.models.transport import (
+    ConnectFailed,
+    HttpxTransport,
+    PlainHTTP,
+    TimedOut,
+    open_transport,
+)
+
+FAST = {"backoff": 0.0, "timeout": 5.0}
+MODELS = b'{"data": [{"id": "raw"}]}'
+
+
+def _completion(text: str) -> bytes:
+    body = {"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+    return json.dumps(body).encode()
+
+
+class RawServer:
+    """FAKE HTTP server answering each request on a connection with scripted raw bytes; ``GET``
+    requests get the model list. ``close_after`` closes every connection after that many answers."""
+
+    def __init__(self, answers: list[bytes], close_after: int | None = None):
+        self.answers = list(answers)
+        self.close_after = close_after
+        self.connections = 0
+        self.posts = 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        buffer, served = b"", 0
+        with conn:
+            while True:
+                while b"\r\n\r\n" not in buffer:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buffer += data
+                head, _, buffer = buffer.partition(b"\r\n\r\n")
+                length = next(
+                    (int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")),
+                    0,
+                )  # fmt: skip
+                while len(buffer) < length:
+                    buffer += conn.recv(65536)
+                buffer = buffer[length:]
+                if head.startswith(b"GET"):
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(MODELS) + MODELS)
+                else:
+                    self.posts += 1
+                    answer = self.answers.pop(0)
+                    conn.sendall(answer)
+                    if (
+                        b"Connection: close" in answer
+                        or b"Content-Length" not in answer.split(b"\r\n\r\n")[0]
+                    ):
+                        if b"chunked" not in answer:
+                            return
+                served += 1
+                if self.close_after is not None and served >= self.close_after:
+                    return
+
+    @property
+    def uri(self) -> str:
+        return f"openai+http://127.0.0.1:{self.port}/v1#raw"
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _ask(server: RawServer, *texts: str) -> list[str]:
+    model = load_chat(server.uri, **FAST)
+    return [a.text for a in model.chat([ChatRequest.of(t) for t in texts])]
+
+
+def test_plain_http_without_a_proxy_gets_the_lean_client_https_and_proxies_get_httpx(monkeypatch):
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    assert isinstance(open_transport("http://127.0.0.1:8000/v1", {}, 5, 4), PlainHTTP)
+    assert isinstance(open_transport("http://gpu-box:8000/v1", {}, 5, 4), PlainHTTP)
+    assert isinstance(open_transport("https://api.openai.com/v1", {}, 5, 4), HttpxTransport)
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.example:3128")
+    assert isinstance(open_transport("http://gpu-box:8000/v1", {}, 5, 4), HttpxTransport)
+    assert isinstance(open_transport("http://127.0.0.1:8000/v1", {}, 5, 4), PlainHTTP)  # loopback: never
+    monkeypatch.setenv("NO_PROXY", "gpu-box")
+    assert isinstance(open_transport("http://gpu-box:8000/v1", {}, 5, 4), PlainHTTP)
+
+
+def test_chunked_close_delimited_and_connection_close_answers_are_read():
+    first, second, third = (
+        _completion("chunked answer"),
+        _completion("until close"),
+        _completion("then close"),
+    )
+    chunked = (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (first[:10], first[10:]))
+        + b"0\r\nX-Trailer: 1\r\n\r\n"
+    )
+    no_length = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + second
+    close = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(third) + third
+    server = RawServer([chunked, no_length, close])
+    try:
+        before = retry_count()
+        model = load_chat(server.uri, concurrency=1, **FAST)
+        answers = [model.chat([ChatRequest.of(f"q{i}")])[0].text for i in range(3)]
+    finally:
+        server.close()
+    assert answers == ["chunked answer", "until close", "then close"]
+    assert retry_count() == before  # each framing read as it is, none retried
+
+
+def test_a_connection_the_server_closed_while_idle_is_not_reused():
+    ok = _completion("fine")
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(ok) + ok
+    server = RawServer([answer] * 3, close_after=1)  # keep-alive promised, then closed after each answer
+    try:
+        before = retry_count()
+        model = load_chat(server.uri, concurrency=1, **FAST)
+        texts = []
+        for i in range(3):
+            texts.append(model.chat([ChatRequest.of(f"q{i}")])[0].text)
+            time.sleep(0.1)  # the close reaches the client while the connection is idle
+    finally:
+        server.close()
+    assert texts == ["fine"] * 3 and server.posts == 3
+    assert retry_count() == before  # a stale connection is dropped before use, not tried and retried
+
+
+def test_a_request_cancelled_before_it_was_sent_is_never_sent():
+    with LatencyServer(latency=0.3) as server:
+        model = load_chat(server.uri(), concurrency=1, **FAST)
+        futures = [model.submit(ChatRequest.of(f"q{i}")) for i in range(3)]
+        time.sleep(0.1)  # the first is in flight, the others wait for its place
+        assert not futures[0].cancel()  # in flight: it runs to its answer
+        assert futures[2].cancel()
+        assert futures[0].result(5).text == "echo: q0" and futures[1].result(5).text == "echo: q1"
+        time.sleep(0.4)
+        assert server.posts == 2  # q2 was dropped without being sent
+    assert futures[2].cancelled()
+
+
+def test_the_httpx_transport_answers_and_maps_its_errors():
+    scheduler = EndpointScheduler("httpx-test", 2)
+    with LatencyServer(latency=0.01) as server:
+        transport = HttpxTransport(server.base_url, {}, 5.0, 2)
+        body = {"model": "planted", "messages": [{"role": "user", "content": "hi"}]}
+        response = scheduler.run(
+            transport.request("POST", f"{server.base_url}/chat/completions", body)
+        ).result(10)
+        assert (
+            response.status_code == 200 and response.json()["choices"][0]["message"]["content"] == "echo: hi"
+        )
+    with LatencyServer(latency=2.0) as slow:
+        transport = HttpxTransport(slow.base_url, {}, 0.2, 2)
+        with pytest.raises(TimedOut):
+            scheduler.run(transport.request("POST", f"{slow.base_url}/chat/completions", body)).result(10)
+    closed = f"http://127.0.0.1:{free_port()}/v1"
+    for kind in (HttpxTransport, PlainHTTP):
+        with pytest.raises(ConnectFailed):
+            scheduler.run(kind(closed, {}, 2.0, 2).request("GET", f"{closed}/models")).result(10)
