@@ -1,7 +1,9 @@
 """Benchmark: are model-bound runs model-bound? Requests/s against a fixed-latency server, and
 fairprobe's own share of a HInter run's wall time.
 
-1. **Throughput.** Starts its own FAKE OpenAI-compatible server (``tests/latency_server.py``, a
+1. **Backend alone.** ``load_chat(uri, concurrency=N).chat(8 N requests)`` in this process against
+   the FAKE server: the HTTP client's own ceiling, without any technique around it.
+2. **Throughput.** Starts its own FAKE OpenAI-compatible server (``tests/latency_server.py``, a
    separate process so it does not share the client's GIL) that answers every request in exactly
    ``--latency`` seconds (200 ms), then runs HInter (LLM under test, no invariant), Meta-Fair (MR11,
    no judge) and CAFFE through the real ``fairprobe`` CLI with ``?concurrency=N`` for N = 4, 16, 64,
@@ -9,7 +11,7 @@ fairprobe's own share of a HInter run's wall time.
    to the last answer, at the server) and its ratio to the ideal N / latency, beside the run's whole
    execute time (start-up, parser loading and scoring included). Targets: >= 0.9 for N <= 64, >= 0.8
    at 256.
-2. **Own share.** A HInter run on a ``py:`` classifier that sleeps a known time per call: the share
+3. **Own share.** A HInter run on a ``py:`` classifier that sleeps a known time per call: the share
    of the execute time that is not model time (generation, the invariant, judging, storing that did
    not overlap the model). Target: <= 5%.
 
@@ -177,6 +179,29 @@ def throughput(folder: Path, techniques: list[str], ns: list[int], latency: floa
                   f"{rate / ideal:>6.2f}", flush=True)  # fmt: skip
 
 
+def backend_alone(folder: Path, ns: list[int], latency: float) -> None:
+    """Requests/s of the HTTP backend by itself (the client's ceiling on this machine)."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from fairprobe.models import ChatRequest, load_chat
+
+    print(f"the backend alone: 8 N requests at concurrency N, server answering in {latency * 1000:.0f} ms")
+    print(f"{'N':>4} {'requests':>8} {'wall s':>7} {'req/s':>7} {'ideal':>6} {'ratio':>6}")
+    for n in ns:
+        with latency_server(folder, latency) as (base, _):
+            model = load_chat(f"openai+{base}?concurrency={n}&timeout=120#planted")
+            requests = [ChatRequest.of(f"question {n} {i}") for i in range(8 * n)]
+            start = time.perf_counter()
+            answers = model.chat(requests)
+            wall = time.perf_counter() - start
+            model.close()
+        assert len(answers) == len(requests)
+        rate, ideal = len(requests) / wall, n / latency
+        print(
+            f"{n:>4} {len(requests):>8} {wall:>7.2f} {rate:>7.1f} {ideal:>6.0f} {rate / ideal:>6.2f}",
+            flush=True,
+        )
+
+
 def own_share(folder: Path, per_call: float, per_text: float, originals: int, chunk: int | None) -> None:
     (folder / "sleepy.py").write_text(SLEEPY)
     log = folder / "sleepy.log"
@@ -210,6 +235,7 @@ def main() -> None:
         "--chunk-mutants", type=int, default=None, help="HInter's --chunk-mutants (own share)"
     )
     parser.add_argument("--skip-own-share", action="store_true")
+    parser.add_argument("--skip-backend", action="store_true", help="skip the backend-alone part")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="fairprobe-throughput-") as tmp:
         folder = Path(tmp)
@@ -217,10 +243,14 @@ def main() -> None:
         (folder / "shots.jsonl").write_text("".join(json.dumps(s) + "\n" for s in SHOTS))
         ns = [int(x) for x in args.ns.split(",") if x]
         techniques = [t for t in args.techniques.split(",") if t]
+        print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+        if not args.skip_backend:
+            backend_alone(folder, ns, args.latency)
         if techniques:
             throughput(folder, techniques, ns, args.latency)
         if not args.skip_own_share:
             own_share(folder, args.per_call, args.per_text, args.originals, args.chunk_mutants)
+        print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
 
 
 if __name__ == "__main__":
