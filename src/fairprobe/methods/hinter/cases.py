@@ -267,9 +267,9 @@ def shard_cases(
         atomic, inter = generate_lazy(record, dictionary, block, seed, population)
         verdicts: list[bool] = []
         first = True
-        while True:  # pieces of at most `cap` intersectional mutants; the first one always exists
-            piece_cap = cap
-            part = list(islice(inter, piece_cap))
+        while True:  # pieces that fill the chunk up to `cap` intersectional mutants; the first always exists
+            room = max(1, cap - size)
+            part = list(islice(inter, room))
             if not part and not first:
                 break
             piece = OriginalCases(record, atomic, verdicts, part, [], first, population or None)
@@ -279,7 +279,7 @@ def shard_cases(
             if size >= cap:
                 yield validated()
                 pending, size = [], 0
-            if len(part) < piece_cap:
+            if len(part) < room:
                 break
     if pending:
         yield validated()
