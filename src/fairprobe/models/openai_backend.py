@@ -414,7 +414,7 @@ class OpenAIChat:
         Cancelling it drops the request if it is still waiting for a place in flight; once sent, it
         runs to its answer (which reaches the future's callbacks, e.g. the cache)."""
         outer: Future[ChatResponse] = Future()
-        self.scheduler.run(self._send(request, outer))
+        self.scheduler.start(self._send(request, outer))
         return outer
 
     def chat_each(
