@@ -191,6 +191,8 @@ class ParserWarmup:
         person = block.person_adjectives and any(dictionary.person_only(a) for a in block.attributes)
 
         def load() -> None:
+            if not (person or block.invariant):
+                return  # no parse needed: spaCy is never imported
             try:
                 if "trf" not in (block.spacy_model or ""):  # a transformer pipeline needs torch
                     _import_spacy_without_torch()
