@@ -79,7 +79,7 @@ def _fairprobe(src: Path, work: Path) -> tuple[list[str], dict[str, str]]:
 def _reviews(mutants: int, path: Path) -> tuple[Path, int]:
     """IMDB sample reviews, drawn in a seeded random order, that together give about ``mutants``
     mutants under the campaign (counted with HInter's own ``count_generated``; a review that would
-    overshoot what is left by over 10% is passed over), as a JSONL file; returns it and the count."""
+    overshoot the target by over 10% is passed over; it stops once the target is reached), as a JSONL file; returns it and the count."""
     import random
 
     from fairprobe.datasets import load_dataset
@@ -99,7 +99,7 @@ def _reviews(mutants: int, path: Path) -> tuple[Path, int]:
         if n and total + n <= mutants * 1.1:
             chosen.append(record)
             total += n
-        if total >= mutants * 0.9:
+        if total >= mutants:
             break
     path.write_text("".join(json.dumps({"text": r.text}) + "\n" for r in chosen), encoding="utf-8")
     return path, total
@@ -218,10 +218,18 @@ def main() -> None:
         default=1_000_000,
         help="also time `fairprobe report` on the run's shards repeated to this many findings (0: skip)",
     )
+    ap.add_argument(
+        "--work",
+        type=Path,
+        help="keep the run folders here (default: a temporary folder, removed at the end)",
+    )
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory(prefix="fairprobe-bench-outputs-") as tmp:
         work = Path(tmp)
+        if args.work:
+            work = args.work.resolve()
+            work.mkdir(parents=True, exist_ok=True)
         (work / "keywords.py").write_text(KEYWORD_MODEL)
         data, planned = _reviews(args.mutants, work / "reviews.jsonl")
         print(f"{len(data.read_text().splitlines())} IMDB reviews, {planned:,} mutants")

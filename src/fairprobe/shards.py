@@ -26,6 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 FINDING = "finding"
@@ -122,6 +123,11 @@ class FindingsTable:
     def __len__(self) -> int:
         return self._count
 
+    @property
+    def files(self) -> list[Path] | None:
+        """The shard files read, in order (None for an in-memory table)."""
+        return None if isinstance(self._parts, pa.Table) else list(self._parts)
+
     def _tables(self, names: list[str]) -> Iterator[pa.Table]:
         if isinstance(self._parts, pa.Table):
             yield self._parts.select(names)
@@ -146,11 +152,18 @@ class FindingsTable:
         return self._with_missing(pq.read_table(path, columns=[n for n in names if n in have]), names)
 
     def columns(self, names: list[str]) -> pa.Table:
-        """Typed columns of every finding, in order."""
+        """Typed columns of every finding, in order. The shard files are read as one dataset (files
+        and columns decoded in parallel, a column a shard lacks read as nulls): a per-file loop spent
+        most of its time opening files, three times as long for a million findings in 112 shards."""
         if isinstance(self._parts, pa.Table):
             return self._parts.select(names)
-        tables = [self._read(p, names) for p in self._parts]
-        return pa.concat_tables(tables) if tables else self.schema.empty_table().select(names)
+        if not self._parts:
+            return self.schema.empty_table().select(names)
+        try:
+            dataset = ds.dataset([str(p) for p in self._parts], format="parquet", schema=self.schema)
+            return dataset.to_table(columns=names)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # a shard whose column types differ: one by one
+            return pa.concat_tables([self._read(p, names) for p in self._parts])
 
     def json_lines(self, where: pc.Expression | None = None, needs: list[str] = ()) -> Iterator[str]:
         """Each finding's JSON line, in order (only those matching ``where``, an expression over the

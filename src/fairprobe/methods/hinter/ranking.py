@@ -61,10 +61,17 @@ def words_of(key: str) -> tuple[str, str]:
     return "+".join(attrs), " + ".join(pairs)
 
 
-def substitutions(findings: FindingsTable) -> list[Substitution]:
+_SUBSTITUTION_COLUMNS = ["kind", "key", "valid", "invalid", "biased", "mutant_output"]
+
+
+def substitutions(findings: FindingsTable | pa.Table) -> list[Substitution]:
     """Every word pair with at least one judged mutant, worst first: most answers changed, then the
-    highest rate, then the most mutants."""
-    t = findings.columns(["kind", "key", "valid", "invalid", "biased", "mutant_output"])
+    highest rate, then the most mutants. ``findings`` may be the columns the analysis already read
+    (a table holding at least these columns), so a million findings are not read twice."""
+    if isinstance(findings, pa.Table):
+        t = findings.select(_SUBSTITUTION_COLUMNS)
+    else:
+        t = findings.columns(_SUBSTITUTION_COLUMNS)
     if not t.num_rows:
         return []
     judged = pc.and_(
