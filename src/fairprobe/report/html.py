@@ -65,7 +65,7 @@ def _pages_source(findings: Any, summary: dict[str, Any], analysis: Analysis) ->
     """What the paged findings view is made from, as a digest (:func:`source_digest`): the content of
     the run's finding files and everything else the pages depend on. None (never reused) for
     findings held in memory."""
-    from fairprobe import __version__
+    from fairprobe._version import __version__
     from fairprobe.shards import FindingsTable
 
     if not isinstance(findings, FindingsTable) or findings.files is None or len(findings) <= INLINE_MAX:
