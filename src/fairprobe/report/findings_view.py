@@ -168,31 +168,29 @@ def js_data(call: str, data: Any) -> str:
 
 
 def _chunks(views: Iterable[FindingView]) -> Iterator[tuple[list[FindingView], dict[str, Any]]]:
-    """Findings in groups of :data:`CHUNK`, each with its data: texts once, then rows that refer to them."""
+    """Findings in groups of :data:`CHUNK`, each with its data: texts once, the short strings (labels,
+    answers, changes, replacement words) once, then rows that refer to them by index — a third
+    smaller than rows that spell them out, which matters at 200,000 findings."""
     batch: list[FindingView] = []
 
     def pack() -> dict[str, Any]:
-        texts: list[str] = []
-        at: dict[str, int] = {}
+        texts, strings = _Codes(), _Codes()
         rows = []
         for v in batch:
-            if v.left not in at:
-                at[v.left] = len(texts)
-                texts.append(v.left)
             rows.append(
                 [
                     v.id,
-                    at[v.left],
-                    [list(e) for e in v.edits],
-                    v.left_label,
-                    v.right_label,
-                    v.left_answer,
-                    v.right_answer,
-                    v.changes,
+                    texts(v.left),
+                    [[a, b, strings(new)] for a, b, new in v.edits],
+                    strings(v.left_label),
+                    strings(v.right_label),
+                    strings(v.left_answer),
+                    strings(v.right_answer),
+                    [strings(c) for c in v.changes],
                     [list(n) for n in v.notes],
                 ]
             )
-        return {"texts": texts, "rows": rows}
+        return {"texts": texts.values, "strings": strings.values, "rows": rows}
 
     for v in views:
         batch.append(v)
@@ -216,7 +214,7 @@ MANIFEST = "manifest.json"
 """File in ``report-findings/`` that records what the pages were made from (``source``) and a digest
 of every page, so a re-render whose findings did not change reuses them (:func:`write_view`)."""
 
-PAGES_FORMAT = 1
+PAGES_FORMAT = 2
 """Version of the page layout; part of every page source digest (bump it when the layout changes)."""
 
 
