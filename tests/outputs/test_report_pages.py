@@ -131,8 +131,9 @@ def test_a_missing_or_stale_page_is_written_again(run: Path, damage: str) -> Non
     assert (folder / MANIFEST).is_file()
 
 
-def test_ranked_substitutions_and_group_words_match_a_count_per_finding(run: Path) -> None:
-    """The vectorised aggregates equal a plain count over the findings, one by one."""
+def test_ranked_substitutions_and_group_words_match_a_count_per_finding(run: Path, monkeypatch) -> None:
+    """The vectorised aggregates equal a plain count over the findings, one by one; the ranking keeps
+    only the substitutions the report can show, and what it shows is what the full ranking gives."""
     from fairprobe.methods.hinter import analysis, ranking
 
     table = FindingsTable.from_files(shard_files(run / "findings"), FINDING_SCHEMA)
@@ -142,10 +143,20 @@ def test_ranked_substitutions_and_group_words_match_a_count_per_finding(run: Pat
     for f in judged:
         mutants[(f["kind"], f["key"])] += 1
         flips[(f["kind"], f["key"])] += bool(f["biased"])
+    full = [
+        ranking.Substitution(kind, *ranking.words_of(key), n, flips[(kind, key)])
+        for (kind, key), n in mutants.items()
+    ]
+    full.sort(key=lambda s: (-s.flips, -s.rate, -s.mutants, s.words))
+    monkeypatch.setattr(ranking, "SHOWN", 3)  # so a group's worst lies past the rows shown
     subs = ranking.substitutions(table)
-    assert {(s.kind, s.attributes, s.words): (s.mutants, s.flips) for s in subs} == {
-        (kind, *ranking.words_of(key)): (n, flips[(kind, key)]) for (kind, key), n in mutants.items()
-    }
+    assert subs.total == len(full) > len(subs) >= ranking.SHOWN  # some were left out
+    assert subs == [s for s in full if s in subs]  # in the full ranking's order
+    metrics = json.loads((run / "summary.json").read_text())["metrics"]
+    assert ranking.tables(metrics, subs) == ranking.tables(metrics, full)
+    assert ranking.explanations(metrics, subs) == ranking.explanations(metrics, full)
+    assert ranking.headline(metrics, subs) == ranking.headline(metrics, full)
+    assert ranking.top_findings(subs) == ranking.top_findings(full)
     c = analysis._Columns(table)
     assert ranking.substitutions(c.table) == subs
     rows, new, old, words = c.group_words()

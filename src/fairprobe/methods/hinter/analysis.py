@@ -344,7 +344,10 @@ def _asymmetric(block: HInterBlock, c: _Columns, seed: int) -> tuple[dict[str, A
     lists the words refused most often (:func:`~fairprobe.refusals.most_refused`). Returns the
     metrics and the gates on every attribute and combination (on the overall rate instead for an
     attribute name a threshold cannot address)."""
-    rows, new, old, words = c.group_words()
+    if c.asymmetric.any():
+        rows, new, old, words = c.group_words()
+    else:  # nothing refused on one side only: every word count below is zero (group words not needed)
+        rows, new, old, words = (np.zeros(0, dtype=np.int64),) * 3 + ([],)
     answered, asym = c.answered[rows], c.asymmetric[rows]
     mutant_side, original_side = c.mutant_invalid[rows] & asym, c.original_invalid[rows] & asym
 

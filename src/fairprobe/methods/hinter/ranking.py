@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -64,35 +65,82 @@ def words_of(key: str) -> tuple[str, str]:
 _SUBSTITUTION_COLUMNS = ["kind", "key", "valid", "invalid", "biased", "mutant_output"]
 
 
-def substitutions(findings: FindingsTable | pa.Table) -> list[Substitution]:
-    """Every word pair with at least one judged mutant, worst first: most answers changed, then the
-    highest rate, then the most mutants. ``findings`` may be the columns the analysis already read
-    (a table holding at least these columns), so a million findings are not read twice."""
+class Ranked(list):
+    """The substitutions the report and the verdict use, worst first: the :data:`SHOWN` worst, the
+    :data:`SHOWN` worst that changed an answer, and the worst that changed an answer for each kind and
+    attribute (combination) — every one :func:`worst_for`, :func:`tables` and :func:`top_findings`
+    can reach, in the order of the full ranking. ``total`` counts every substitution: a million-mutant
+    run with every adjective has a million distinct ones, and a Python object for each took 40 s."""
+
+    total: int = 0
+
+
+def substitutions(findings: FindingsTable | pa.Table) -> Ranked:
+    """Word pairs with at least one judged mutant, worst first: most answers changed, then the
+    highest rate, then the most mutants, then the words (see :class:`Ranked` for which are kept).
+    ``findings`` may be the columns the analysis already read (a table holding at least these
+    columns), so a million findings are not read twice. Grouped, labelled and sorted in Arrow."""
     if isinstance(findings, pa.Table):
         t = findings.select(_SUBSTITUTION_COLUMNS)
     else:
         t = findings.columns(_SUBSTITUTION_COLUMNS)
+    out = Ranked()
     if not t.num_rows:
-        return []
+        return out
     judged = pc.and_(
         pc.and_(pc.fill_null(t["valid"], False), pc.invert(pc.fill_null(t["invalid"], False))),
         pc.is_valid(t["mutant_output"]),
     )
     t = t.filter(judged)
     if not t.num_rows:
-        return []
+        return out
     t = pa.table(
         {"kind": t["kind"], "key": t["key"], "flip": pc.cast(pc.fill_null(t["biased"], False), pa.int64())}
     )
-    grouped = t.group_by(["kind", "key"]).aggregate([("flip", "sum"), ("flip", "count")]).to_pydict()
-    out = []
-    for kind, key, flips, mutants in zip(
-        grouped["kind"], grouped["key"], grouped["flip_sum"], grouped["flip_count"], strict=True
+    g = t.group_by(["kind", "key"]).aggregate([("flip", "sum"), ("flip", "count")])
+    flips, mutants = g["flip_sum"], g["flip_count"]
+    attributes, words = _labels(g["key"])
+    ranked = pa.table(
+        {
+            "flips": flips,
+            "rate": pc.divide(pc.cast(flips, pa.float64()), pc.cast(mutants, pa.float64())),
+            "mutants": mutants,
+            "words": words,
+        }
+    )
+    order = pc.sort_indices(
+        ranked,
+        sort_keys=[
+            ("flips", "descending"),
+            ("rate", "descending"),
+            ("mutants", "descending"),
+            ("words", "ascending"),
+        ],
+    ).to_numpy()
+    flipped = order[flips.to_numpy()[order] > 0]
+    group = pc.binary_join_element_wise(g["kind"], attributes, "\x1f")
+    codes = pc.dictionary_encode(group.take(flipped)).combine_chunks().indices
+    _, first = np.unique(codes.to_numpy(zero_copy_only=False), return_index=True)
+    keep = np.union1d(np.union1d(order[:SHOWN], flipped[:SHOWN]), flipped[first])
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    keep = keep[np.argsort(rank[keep])]
+    columns = {name: g[name].take(keep).to_pylist() for name in ("kind", "flip_sum", "flip_count")}
+    attrs, labels = attributes.take(keep).to_pylist(), words.take(keep).to_pylist()
+    for kind, attr, label, n, f in zip(
+        columns["kind"], attrs, labels, columns["flip_count"], columns["flip_sum"], strict=True
     ):
-        attrs, words = words_of(key)
-        out.append(Substitution(kind, attrs, words, int(mutants), int(flips)))
-    out.sort(key=lambda s: (-s.flips, -s.rate, -s.mutants, s.words))
+        out.append(Substitution(kind, attr, label, int(n), int(f)))
+    out.total = len(order)
     return out
+
+
+def _labels(keys: pa.ChunkedArray) -> tuple[pa.ChunkedArray, pa.ChunkedArray]:
+    """:func:`words_of` over a column of keys: (attributes, words) for every key, in Arrow."""
+    attributes = pc.replace_substring(pc.replace_substring_regex(keys, r":[^|]*", ""), "|", "+")
+    words = pc.replace_substring_regex(keys, r"(^|\|)[^:|]*:", r"\1")
+    words = pc.replace_substring_regex(words, r"(^|\|)([^>|]*)>", "\\1\\2→")
+    return attributes, pc.replace_substring(words, "|", " + ")
 
 
 def worst_for(subs: list[Substitution], kind: str, attributes: str | None = None) -> Substitution | None:
@@ -159,7 +207,7 @@ def tables(metrics: dict[str, Any], subs: list[Substitution]) -> list[Table]:
     rows = [
         [s.words, s.attributes, s.kind, s.mutants, s.flips, percent(s.rate), _ci(s.ci)] for s in subs[:SHOWN]
     ]
-    more = len(subs) - len(rows)
+    more = getattr(subs, "total", len(subs)) - len(rows)
     out = [
         Table(
             "What changed answers most: substitutions, worst first",
