@@ -91,48 +91,97 @@ def substitutions(findings: FindingsTable | pa.Table) -> Ranked:
         pc.and_(pc.fill_null(t["valid"], False), pc.invert(pc.fill_null(t["invalid"], False))),
         pc.is_valid(t["mutant_output"]),
     )
-    t = t.filter(judged)
-    if not t.num_rows:
+    g = _grouped(t["kind"], t["key"], pc.fill_null(t["biased"], False), judged)
+    if not g.num_rows:
         return out
-    t = pa.table(
-        {"kind": t["kind"], "key": t["key"], "flip": pc.cast(pc.fill_null(t["biased"], False), pa.int64())}
+    flips = g["flip_sum"].to_numpy()
+    # A substitution that changed an answer ranks before every one that did not, so the flipped ones
+    # are ranked in full and, when fewer than SHOWN flipped, the unflipped with the most mutants
+    # (their words, the last tie-break, are only made for these rows: a million regex rewrites cost).
+    flipped = _ranked(g, np.flatnonzero(flips > 0))
+    need = SHOWN - len(flipped)
+    unflipped = np.empty(0, dtype=np.int64)
+    if need > 0:
+        rest = np.flatnonzero(flips == 0)
+        counts = g["flip_count"].to_numpy()[rest]
+        if len(rest) > need:
+            cut = np.partition(counts, len(counts) - need)[len(counts) - need]
+            rest = rest[counts >= cut]
+        unflipped = _ranked(g, rest)[:need]
+    firsts = np.empty(0, dtype=np.int64)
+    if len(flipped):
+        group = pc.binary_join_element_wise(
+            g["kind"].take(flipped), _labels(g["key"].take(flipped))[0], "\x1f"
+        )
+        codes = pc.dictionary_encode(group).combine_chunks().indices.to_numpy(zero_copy_only=False)
+        firsts = np.unique(codes, return_index=True)[1]  # each kind and attribute group's worst
+    keep = np.union1d(np.arange(min(SHOWN, len(flipped))), firsts)  # positions in `flipped`, in rank order
+    rows = np.concatenate([flipped[keep], unflipped]).astype(np.int64)
+    kept = g.take(rows)
+    attrs, labels = _labels(kept["key"])
+    for kind, attr, label, n, f in zip(
+        kept["kind"].to_pylist(),
+        attrs.to_pylist(),
+        labels.to_pylist(),
+        kept["flip_count"].to_pylist(),
+        kept["flip_sum"].to_pylist(),
+        strict=True,
+    ):
+        out.append(Substitution(kind, attr, label, int(n), int(f)))
+    out.total = g.num_rows
+    return out
+
+
+def _grouped(
+    kind: pa.ChunkedArray, key: pa.ChunkedArray, biased: pa.ChunkedArray, judged: pa.ChunkedArray
+) -> pa.Table:
+    """Judged mutants (``flip_count``) and answers changed (``flip_sum``) per (kind, key), counted
+    with numpy over dictionary codes: no copy of the columns and no hash table of a million keys
+    beyond the dictionary itself (the peak memory of a million-finding report)."""
+    mask = pc.fill_null(judged, False).to_numpy(zero_copy_only=False).astype(bool)
+    kinds = pc.dictionary_encode(kind).combine_chunks()
+    keys = pc.dictionary_encode(key).combine_chunks()
+    k = max(1, len(kinds.dictionary))
+    code = keys.indices.to_numpy(zero_copy_only=False).astype(np.int64)[mask] * k
+    code += kinds.indices.to_numpy(zero_copy_only=False)[mask]
+    size = len(keys.dictionary) * k
+    counts = np.bincount(code, minlength=size)
+    flips = np.bincount(
+        code, weights=biased.to_numpy(zero_copy_only=False)[mask].astype(float), minlength=size
     )
-    g = t.group_by(["kind", "key"]).aggregate([("flip", "sum"), ("flip", "count")])
-    flips, mutants = g["flip_sum"], g["flip_count"]
-    attributes, words = _labels(g["key"])
-    ranked = pa.table(
+    present = np.flatnonzero(counts)
+    return pa.table(
+        {
+            "kind": kinds.dictionary.take(pa.array(present % k)),
+            "key": keys.dictionary.take(pa.array(present // k)),
+            "flip_sum": pa.array(flips[present].astype(np.int64)),
+            "flip_count": pa.array(counts[present].astype(np.int64)),
+        }
+    )
+
+
+def _ranked(g: pa.Table, rows: np.ndarray) -> np.ndarray:
+    """``rows`` of the grouped table in rank order: answers changed, rate, mutants (descending),
+    then the words (ascending)."""
+    if not len(rows):
+        return rows.astype(np.int64)
+    part = g.take(rows)
+    flips, mutants = part["flip_sum"], part["flip_count"]
+    table = pa.table(
         {
             "flips": flips,
             "rate": pc.divide(pc.cast(flips, pa.float64()), pc.cast(mutants, pa.float64())),
             "mutants": mutants,
-            "words": words,
+            "words": _labels(part["key"])[1],
         }
     )
-    order = pc.sort_indices(
-        ranked,
-        sort_keys=[
-            ("flips", "descending"),
-            ("rate", "descending"),
-            ("mutants", "descending"),
-            ("words", "ascending"),
-        ],
-    ).to_numpy()
-    flipped = order[flips.to_numpy()[order] > 0]
-    group = pc.binary_join_element_wise(g["kind"], attributes, "\x1f")
-    codes = pc.dictionary_encode(group.take(flipped)).combine_chunks().indices
-    _, first = np.unique(codes.to_numpy(zero_copy_only=False), return_index=True)
-    keep = np.union1d(np.union1d(order[:SHOWN], flipped[:SHOWN]), flipped[first])
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    keep = keep[np.argsort(rank[keep])]
-    columns = {name: g[name].take(keep).to_pylist() for name in ("kind", "flip_sum", "flip_count")}
-    attrs, labels = attributes.take(keep).to_pylist(), words.take(keep).to_pylist()
-    for kind, attr, label, n, f in zip(
-        columns["kind"], attrs, labels, columns["flip_count"], columns["flip_sum"], strict=True
-    ):
-        out.append(Substitution(kind, attr, label, int(n), int(f)))
-    out.total = len(order)
-    return out
+    keys = [
+        ("flips", "descending"),
+        ("rate", "descending"),
+        ("mutants", "descending"),
+        ("words", "ascending"),
+    ]
+    return rows[pc.sort_indices(table, sort_keys=keys).to_numpy()]
 
 
 def _labels(keys: pa.ChunkedArray) -> tuple[pa.ChunkedArray, pa.ChunkedArray]:
