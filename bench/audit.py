@@ -20,10 +20,11 @@ budget. The paper's 41× on case A (§4) likewise needs a stratified run past 1,
     python bench/audit.py --threads-figure --budget 20   # per-query CPU/wall: auto, 1 and default threads
     python bench/audit.py --threads-figure --budget 20 --load 4   # the same beside a load of 4
 
-Threads figure, measured 2026-11-26 on the shared 2-core machine at load 16.9 (nice 10), case A,
-seed 100, 20 queries (one C-ERM round): ``threads: auto`` (1 thread) 0.63 s CPU and 2.2 s wall per
-query; torch's default (2 threads) had not finished its 20 queries after 125 s (> 6.2 s wall per
-query) when the 5-minute limit stopped it.
+Threads figure, measured 2026-11-26 on the shared 2-core machine (case A, seed 100, 20 queries, one
+C-ERM round; nice 0; ``--load 4`` started no busy loops: other work already held the load at 12-13):
+``threads: auto`` (1 thread) 0.465 s CPU and 1.63 s wall per query, ``threads: 1`` 0.504 s and 2.56 s,
+torch's default (2 threads) 7.85 s and 26.0 s. An earlier run at load 16.9 (nice 10): auto 0.63 s CPU,
+2.2 s wall; the default had not finished 20 queries in 125 s.
 
 Defaults = the audit's defaults (measured, see the CHANGELOG): surrogate MLP (hidden 64) correcting a
 kernel-ridge base on hashed n-grams with a per-group kernel part (``--group-weight 10``), 600 Cooper
