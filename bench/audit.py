@@ -17,12 +17,14 @@ budget. The paper's 41× on case A (§4) likewise needs a stratified run past 1,
     python bench/audit.py --case a --seeds 10   # held-out seeds 100-109 (about 40 min on 2 cores)
     python bench/audit.py --case b --seeds 10
     python bench/audit.py --seed-start 0        # the tuning seeds 0-19
-    python bench/audit.py --threads-figure --budget 20   # per-query CPU/wall: auto vs default threads
+    python bench/audit.py --threads-figure --budget 20   # per-query CPU/wall: auto, 1 and default threads
+    python bench/audit.py --threads-figure --budget 20 --load 4   # the same beside a load of 4
 
-Threads figure, measured 2026-11-26 on the shared 2-core machine at load 16.9 (nice 10), case A,
-seed 100, 20 queries (one C-ERM round): ``threads: auto`` (1 thread) 0.63 s CPU and 2.2 s wall per
-query; torch's default (2 threads) had not finished its 20 queries after 125 s (> 6.2 s wall per
-query) when the 5-minute limit stopped it.
+Threads figure, measured 2026-11-26 on the shared 2-core machine (case A, seed 100, 20 queries, one
+C-ERM round; nice 0; ``--load 4`` started no busy loops: other work already held the load at 12-13):
+``threads: auto`` (1 thread) 0.465 s CPU and 1.63 s wall per query, ``threads: 1`` 0.504 s and 2.56 s,
+torch's default (2 threads) 7.85 s and 26.0 s. An earlier run at load 16.9 (nice 10): auto 0.63 s CPU,
+2.2 s wall; the default had not finished 20 queries in 125 s.
 
 Defaults = the audit's defaults (measured, see the CHANGELOG): surrogate MLP (hidden 64) correcting a
 kernel-ridge base on hashed n-grams with a per-group kernel part (``--group-weight 10``), 600 Cooper
@@ -125,41 +127,83 @@ def _so_far(strat: Trajectories, curves: dict, stopped: set, covered: list, nest
     )
 
 
+def _busy() -> None:  # pragma: no cover - a load generator
+    while True:
+        pass
+
+
+def _make_load(target: float, settle: float) -> list[multiprocessing.Process]:
+    """Busy-loop processes at nice 0 that bring the 1-minute load average to about ``target``: as
+    many as ``target`` less the load already there (other work on the machine counts), then wait up
+    to ``settle`` seconds for the average (a 1-minute exponential mean) to get near the target."""
+    now = os.getloadavg()[0]
+    n = max(0, round(target - now))
+    procs = [multiprocessing.Process(target=_busy, daemon=True) for _ in range(n)]
+    for p in procs:
+        p.start()
+    print(f"load: {now:.1f} before, {n} busy-loop processes started for a load of {target:g}", flush=True)
+    deadline = time.monotonic() + settle
+    while procs and time.monotonic() < deadline and os.getloadavg()[0] < target - 0.5:
+        time.sleep(2)
+    print(
+        f"load: {os.getloadavg()[0]:.1f} after {settle - max(0.0, deadline - time.monotonic()):.0f} s",
+        flush=True,
+    )
+    return procs
+
+
+VARIANTS = ("auto", "1", "default")
+"""``threads: auto`` (the audit's default), ``threads: 1``, and torch's and BLAS's own default
+(one thread per core, whatever else runs)."""
+
+
 def _threads_figure(pool, inputs, scores, true, args: argparse.Namespace) -> None:
     """Per-query CPU and wall time of one default BAFA audit (seed ``--seed-start``, ``--budget``
-    queries) with torch's and BLAS's default threads (one per core) and with ``threads: auto`` (the
-    audit's default: the cores free by affinity and load average), alternating, in this process."""
+    queries) with each of :data:`VARIANTS` (``--variants``), in turn, in this process; with
+    ``--load N``, beside busy-loop processes that hold the machine's load average near N (the
+    measured 1-minute load average is printed beside every figure)."""
     import torch
     from threadpoolctl import threadpool_limits
 
     from fairprobe.threads import free_cores, thread_limit, usable_cores
 
-    cores = usable_cores()
-    print(
-        f"threads figure: {cores} usable cores, load average {os.getloadavg()[0]:.1f}, budget {args.budget}"
-    )
-    for _ in range(args.repeats):
-        for variant in ("auto", "default"):
-            load = os.getloadavg()[0]
-            if variant == "default":
-                torch.set_num_threads(cores)  # torch's own default: one thread per core
-                limits, n = threadpool_limits(limits=cores), cores
-            else:
-                limits = thread_limit("auto")
-                n = limits.__enter__()
-            cpu, wall = time.process_time(), time.perf_counter()
-            (ts, _), _, _, _ = _audit_seed(pool, inputs, scores, true, "bafa", args, args.seed_start)
-            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-            if variant == "default":
-                limits.restore_original_limits()
-            else:
-                limits.__exit__(None, None, None)
-            q = int(ts[-1])
-            print(
-                f"  {variant:>7} ({n} threads; load {load:.1f}, free now {free_cores()}): {q} queries, "
-                f"{cpu / q:.3f} s CPU and {wall / q:.3f} s wall per query",
-                flush=True,
-            )
+    # Warm-up, untimed: torch imports its compiler stack on the first optimizer (about 3 s of CPU
+    # once per process), which would otherwise be charged to whichever variant runs first.
+    torch.optim.Adam(torch.nn.Linear(2, 1).parameters())
+    procs = _make_load(args.load, args.settle) if args.load else []
+    try:
+        cores = usable_cores()
+        print(
+            f"threads figure: {cores} usable cores, load average {os.getloadavg()[0]:.1f}, budget {args.budget}"
+        )
+        for _ in range(args.repeats):
+            for variant in args.variants.split(","):
+                load = os.getloadavg()[0]
+                if variant == "default":
+                    torch.set_num_threads(cores)  # torch's own default: one thread per core
+                    limits, n = threadpool_limits(limits=cores), cores
+                else:
+                    limits = thread_limit(variant if variant == "auto" else int(variant))
+                    n = limits.__enter__()
+                cpu, wall = time.process_time(), time.perf_counter()
+                (ts, _), _, _, _ = _audit_seed(pool, inputs, scores, true, "bafa", args, args.seed_start)
+                cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+                if variant == "default":
+                    limits.restore_original_limits()
+                else:
+                    limits.__exit__(None, None, None)
+                q = int(ts[-1])
+                print(
+                    f"  {variant:>7} ({n} threads; load {load:.1f} at the start, {os.getloadavg()[0]:.1f} at "
+                    f"the end, free now {free_cores()}): {q} queries, {cpu / q:.3f} s CPU and {wall / q:.3f} s "
+                    "wall per query",
+                    flush=True,
+                )
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.join()
 
 
 def main() -> None:
@@ -221,7 +265,21 @@ def main() -> None:
         action="store_true",
         help="only time one default audit per query with torch's default threads and with threads: auto",
     )
-    ap.add_argument("--repeats", type=int, default=1, help="--threads-figure: rounds of the two variants")
+    ap.add_argument("--repeats", type=int, default=1, help="--threads-figure: rounds of the variants")
+    ap.add_argument(
+        "--variants",
+        default=",".join(VARIANTS),
+        help="--threads-figure: thread settings to time, in order (auto, a number, default = torch's own)",
+    )
+    ap.add_argument(
+        "--load",
+        type=float,
+        default=0.0,
+        help="--threads-figure: start busy-loop processes (nice 0) to hold the load average near this",
+    )
+    ap.add_argument(
+        "--settle", type=float, default=90.0, help="--load: seconds to wait for the load average to rise"
+    )
     args = ap.parse_args()
     pool = build_pool(load_source("adult", None, None, "sex", 0), ">50K", pool_size=args.pool_size, seed=0)
     args.baseline_budget = args.baseline_budget or len(pool)

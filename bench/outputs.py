@@ -18,13 +18,19 @@ scaled) — and the re-render measured at ``--rerender-at`` findings: the run's 
     python bench/outputs.py                     # 20,000 mutants, both layouts, re-render at 1M findings
                                                 # (about 2 min, 4-5 min at a load of 15 on 2 cores)
     python bench/outputs.py --rerender-at 0     # without the 1M re-render (about 1.5 min at load 15)
-    python bench/outputs.py --mutants 1000000   # the real campaign (tens of minutes on 2 cores)
-    python bench/outputs.py --no-baseline       # the current layout only
+    python bench/outputs.py --mutants 1000000 --no-baseline --rerender-at 0 --work DIR
+                                                # the real campaign (10 min of execution on 2 cores)
+    python bench/outputs.py --rerender-only DIR/run-current   # `fairprobe report` of a kept run, twice
 
 Measured 2026-11-26 on 2 shared cores at load 14-16 (18,074 mutants): 54.2 MB written before, 4.2 MB
 now; peak RSS 454 / 366 MiB; ``fairprobe report`` of 1,012,144 findings 41.1 s wall (16.0 s CPU,
 with a 2.56 GB findings.jsonl) before, 24.5 s (8.5 s CPU) now; extrapolated to 1M mutants: 2,860 MB
 before, 94 MB now.
+
+Measured at 1M (2026-11-26, load 5-13 from other work): 128 reviews, 1,067,043 mutants, executed in
+619 s; run.db 27.9 MB, findings/ 56.0 MB (zstd 9, 8,192-row groups; 70.4 MB before), report-findings/
+46.3 MB: about 130 MB. ``fairprobe report`` of it: 4.6 s CPU (14.7 s wall at load 10.6), peak RSS
+847 MiB, the findings view's pages reused (a5ce989: 467 s CPU, peak 1,848 MiB).
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -72,14 +80,18 @@ def _fairprobe(src: Path, work: Path) -> tuple[list[str], dict[str, str]]:
         **os.environ,
         "FAIRPROBE_CACHE": "off",
         "PYTHONPATH": os.pathsep.join([str(src), str(work)]),
+        # compiled modules cached (outside the source tree), as an installed package has them: without,
+        # every `fairprobe report` compiles ~130 modules again (1.8 s of CPU)
+        "PYTHONPYCACHEPREFIX": str(Path(tempfile.gettempdir()) / "fairprobe-bench-pycache"),
     }
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return [sys.executable, "-c", "from fairprobe.cli import main; main()"], env
 
 
 def _reviews(mutants: int, path: Path) -> tuple[Path, int]:
     """IMDB sample reviews, drawn in a seeded random order, that together give about ``mutants``
     mutants under the campaign (counted with HInter's own ``count_generated``; a review that would
-    overshoot what is left by over 10% is passed over), as a JSONL file; returns it and the count."""
+    overshoot the target by over 10% is passed over; it stops once the target is reached), as a JSONL file; returns it and the count."""
     import random
 
     from fairprobe.datasets import load_dataset
@@ -99,10 +111,46 @@ def _reviews(mutants: int, path: Path) -> tuple[Path, int]:
         if n and total + n <= mutants * 1.1:
             chosen.append(record)
             total += n
-        if total >= mutants * 0.9:
+        if total >= mutants:
             break
     path.write_text("".join(json.dumps({"text": r.text}) + "\n" for r in chosen), encoding="utf-8")
     return path, total
+
+
+def _timed(cmd: list[str], work: Path, env: dict[str, str], log: Path) -> dict:
+    """Run ``cmd`` as a child: wall and CPU seconds (user + system, from the child's rusage) and its
+    peak RSS; its standard error goes to ``log`` (a file, not a pipe: progress lines would fill a pipe)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    with log.open("w+") as fh:
+        proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=fh)
+        peak = peak_rss(proc, 0.05)
+        wall = time.perf_counter() - started
+        fh.seek(0)
+        err = fh.read()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd[-3:])}: exited {proc.returncode}\n{err[-2000:]}")
+    executed = re.search(r"executed in ([\d.]+)s", err)
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "peak": peak,
+        "executed": float(executed.group(1)) if executed else None,
+    }
+
+
+def _rerenders(exe: list[str], env: dict[str, str], work: Path, run: Path, label: str) -> list[dict]:
+    """``fairprobe report RUN`` twice in fresh processes (imports included): the first after the run
+    (its paged findings view already written by the run), then again."""
+    return [_timed([*exe, "report", str(run)], work, env, work / f"{label}-report{i}.log") for i in (1, 2)]
+
+
+def _files(run: Path) -> dict[str, int]:
+    return {p.name: _tree_bytes(p) for p in sorted(run.iterdir()) if p.name not in ("run.lock", "run.db-shm")}
 
 
 def _measure(label: str, src: Path, work: Path, texts: Path) -> dict:
@@ -112,23 +160,11 @@ def _measure(label: str, src: Path, work: Path, texts: Path) -> dict:
         "hinter", "--model", "py:keywords:predict", "--attributes", "race,gender,body", "--order", "3",
         "--no-invariant", "--all-adjectives", "--data", str(texts), "--out", str(run),
     ]  # fmt: skip
-    started = time.perf_counter()
-    log = (work / f"{label}.log").open("w+")  # a file, not a pipe: progress lines would fill a pipe
-    proc = subprocess.Popen([*exe, *args], cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=log)
-    peak = peak_rss(proc, 0.05)
-    run_s = time.perf_counter() - started
-    log.seek(0)
-    err = log.read()
-    log.close()
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"{label}: fairprobe exited {proc.returncode}\n{err[-2000:]}")
+    shutil.rmtree(run, ignore_errors=True)  # a fresh run (the same spec in the same folder would resume)
+    t = _timed([*exe, *args], work, env, work / f"{label}.log")
     summary = json.loads((run / "summary.json").read_text())
-    started = time.perf_counter()
-    rr = subprocess.run([*exe, "report", str(run)], cwd=work, env=env, capture_output=True, text=True)
-    render_s = time.perf_counter() - started
-    if rr.returncode not in (0, 1):
-        raise SystemExit(f"{label}: fairprobe report exited {rr.returncode}\n{rr.stderr[-2000:]}")
-    files = {p.name: _tree_bytes(p) for p in sorted(run.iterdir()) if p.name != "run.lock"}
+    files = _files(run)  # what the run wrote (before any re-render)
+    renders = _rerenders(exe, env, work, run, label)
     mutants = sum(v["generated"] for v in summary["metrics"]["mutants"].values())
     return {
         "label": label,
@@ -136,9 +172,12 @@ def _measure(label: str, src: Path, work: Path, texts: Path) -> dict:
         "findings": summary["findings"],
         "files": files,
         "total": sum(files.values()),
-        "peak_rss": peak,
-        "run_s": run_s,
-        "render_s": render_s,
+        "peak_rss": t["peak"],
+        "run_s": t["wall"],
+        "run_cpu": t["cpu"],
+        "executed_s": t["executed"],
+        "renders": renders,
+        "render_s": renders[0]["wall"],
     }
 
 
@@ -146,14 +185,25 @@ def _mb(n: float) -> str:
     return f"{n / 1e6:,.1f} MB"
 
 
+def _print_render(renders: list[dict]) -> None:
+    for i, r in enumerate(renders, 1):
+        print(
+            f"    `fairprobe report` #{i}: {r['wall']:.2f} s wall, {r['cpu']:.2f} s CPU, peak RSS "
+            f"{r['peak'] / 2**20:,.0f} MiB (load {os.getloadavg()[0]:.1f})"
+        )
+
+
 def _print(m: dict) -> None:
-    print(f"{m['label']}: {m['mutants']:,} mutants, {m['findings']:,} findings, run {m['run_s']:.1f} s")
+    executed = f" (executed in {m['executed_s']:.0f} s, then the reports)" if m["executed_s"] else ""
+    print(
+        f"{m['label']}: {m['mutants']:,} mutants, {m['findings']:,} findings, run {m['run_s']:.1f} s wall"
+        f"{executed}, {m['run_cpu']:.0f} s CPU"
+    )
     for name, size in m["files"].items():
         print(f"    {name:<16} {_mb(size):>12}")
     print(f"    {'total':<16} {_mb(m['total']):>12}")
-    print(
-        f"    peak RSS {m['peak_rss'] / 2**20:,.0f} MiB; `fairprobe report` re-render {m['render_s']:.2f} s"
-    )
+    print(f"    peak RSS of the run {m['peak_rss'] / 2**20:,.0f} MiB")
+    _print_render(m["renders"])
 
 
 SCALES = ("run.db", "findings", "findings.jsonl")
@@ -173,7 +223,6 @@ def _rerender_at(m: dict, src: Path, work: Path, target: int) -> str:
     findings (real shards through the real read path; finding ids repeat, which the analysis
     does not check): measured, not extrapolated."""
     import resource
-    import shutil
 
     import pyarrow.parquet as pq
 
@@ -218,10 +267,34 @@ def main() -> None:
         default=1_000_000,
         help="also time `fairprobe report` on the run's shards repeated to this many findings (0: skip)",
     )
+    ap.add_argument(
+        "--work",
+        type=Path,
+        help="keep the run folders here (default: a temporary folder, removed at the end)",
+    )
+    ap.add_argument(
+        "--rerender-only",
+        type=Path,
+        metavar="RUN",
+        help="only time `fairprobe report RUN` (twice) on an existing run folder, with the current source",
+    )
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    if args.rerender_only:
+        run = args.rerender_only.resolve()
+        work = run.parent
+        exe, env = _fairprobe(ROOT / "src", work)
+        summary = json.loads((run / "summary.json").read_text())
+        print(f"{run}: {summary['findings']:,} findings")
+        _print_render(_rerenders(exe, env, work, run, "rerender"))
+        for name, size in _files(run).items():
+            print(f"    {name:<16} {_mb(size):>12}")
+        return
     with tempfile.TemporaryDirectory(prefix="fairprobe-bench-outputs-") as tmp:
         work = Path(tmp)
+        if args.work:
+            work = args.work.resolve()
+            work.mkdir(parents=True, exist_ok=True)
         (work / "keywords.py").write_text(KEYWORD_MODEL)
         data, planned = _reviews(args.mutants, work / "reviews.jsonl")
         print(f"{len(data.read_text().splitlines())} IMDB reviews, {planned:,} mutants")
@@ -236,9 +309,12 @@ def main() -> None:
             m["label"] = label
             _print(m)
             results.append(m)
-        print(f"\nBytes extrapolated linearly to 1,000,000 mutants (measured at {results[0]['mutants']:,}):")
-        for m in results:
-            print("  " + _scaled(m, 1_000_000))
+        if results[0]["mutants"] < 1_000_000:
+            print(
+                f"\nBytes extrapolated linearly to 1,000,000 mutants (measured at {results[0]['mutants']:,}):"
+            )
+            for m in results:
+                print("  " + _scaled(m, 1_000_000))
         if args.rerender_at:
             print(f"\nRe-render with the shards repeated to {args.rerender_at:,} findings:")
             for m, (_, src) in zip(results, layouts, strict=True):

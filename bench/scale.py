@@ -142,6 +142,20 @@ def run(executor: str, data: Path, out: Path, args, attributes: list[str]) -> di
     return {"wall_s": wall, "mutants": mutants, "rate": mutants / wall, "peak_rss": peak, "driver_cpu_s": cpu}
 
 
+def _findings_digest(run: Path) -> str:
+    """A digest of the run's findings, each JSON line in order, read from its Parquet shards
+    (findings.jsonl is written only for runs of at most 10,000 findings)."""
+    import hashlib
+
+    from fairprobe.methods.hinter.findings import FINDING_SCHEMA
+    from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
+
+    h = hashlib.blake2b(digest_size=16)
+    for line in FindingsTable.from_files(shard_files(run / SHARDS_DIR), FINDING_SCHEMA).json_lines():
+        h.update(line.encode("utf-8") + b"\n")
+    return h.hexdigest()
+
+
 def _print(*args, **kwargs) -> None:
     print(*args, **kwargs, flush=True)
 
@@ -208,9 +222,7 @@ def main() -> None:
             f"driver peak RSS {r['peak_rss'] / 2**20:6.0f} MiB; driver CPU {r['driver_cpu_s']:.0f}s"
         )
     if {"local", "ray"} <= set(results):
-        same = (args.out / "local/findings.jsonl").read_bytes() == (
-            args.out / "ray/findings.jsonl"
-        ).read_bytes()
+        same = _findings_digest(args.out / "local") == _findings_digest(args.out / "ray")
         _print(
             f"ray / local throughput: {results['ray']['rate'] / results['local']['rate']:.2f}x; findings identical: {same}"
         )

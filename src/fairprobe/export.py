@@ -122,6 +122,18 @@ def _write_parquet(path: Path, findings: FindingsTable | list[dict[str, Any]]) -
     return table.num_rows
 
 
+def write_parquet_file(path: Path, findings: FindingsTable | list[dict[str, Any]]) -> int:
+    """``findings`` (each with an ``id``) as one Parquet file in the layout of ``--format parquet``,
+    written to a temporary name and renamed when whole. Returns the count."""
+    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+    try:
+        n = _write_parquet(tmp, findings)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return n
+
+
 def export(run_dir: Path, fmt: str = "jsonl", output: Path | None = None) -> tuple[Path | None, int]:
     """Write the findings of ``run_dir`` in ``fmt`` to ``output`` (default: ``findings.<fmt>`` in the
     run folder, recorded in its manifest; ``-``: standard output, jsonl and csv only). Returns the

@@ -48,7 +48,7 @@ class Run:
         """Every finding as a dict: from the Parquet shards of a shard-backed run (HInter), from the
         run's Parquet findings log otherwise (what ``fairprobe export`` writes: hidden control findings
         left out; read through ``run.db``'s store, which also reads findings an older fairprobe kept in
-        ``run.db``), and from ``findings.jsonl`` for a comparison (``fairprobe compare`` always writes it)."""
+        ``run.db``), and from ``findings.jsonl`` (or, above 10,000 cases, ``findings.parquet``) for a comparison."""
         table = self._shards()
         if table is not None:
             yield from table
@@ -59,6 +59,14 @@ class Run:
             with open_locked(self.run_dir) as store:
                 rows = [f for f in store.iter_findings() if not f.get("hidden")]
             yield from rows
+            return
+        if (self.run_dir / "findings.parquet").is_file():  # a comparison of over 10,000 cases
+            import pyarrow.parquet as pq
+
+            from fairprobe.shards import FINDING
+
+            for batch in pq.ParquetFile(self.run_dir / "findings.parquet").iter_batches(columns=[FINDING]):
+                yield from (json.loads(line) for line in batch.column(0).to_pylist())
             return
         with (self.run_dir / "findings.jsonl").open(encoding="utf-8") as lines:
             for line in lines:

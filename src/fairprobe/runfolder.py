@@ -25,6 +25,7 @@ from typing import Any
 
 from fairprobe._version import __version__
 from fairprobe.errors import FairprobeError, RunStateError
+from fairprobe.report.findings_view import VIEW_DIR
 from fairprobe.shards import SHARDS_DIR
 from fairprobe.spec import BlockSpec
 from fairprobe.store import LOCK_FILE, Store
@@ -126,9 +127,11 @@ def remove_written(run_dir: Path, store: Store) -> None:
 
 def _check_reserved(run_dir: Path, store: Store) -> None:
     """Before any work: a report file of someone else's in the folder stops the run at once, rather
-    than after hours of model calls when the reports are written."""
+    than after hours of model calls when the reports are written. ``report-findings/`` (a large
+    report's paged findings) is one of them, though not every run writes it: it is never adopted
+    as fairprobe's (:data:`RUN_ARTEFACTS`), so a folder of that name is only ever the user's."""
     mine = store.written()
-    for name in (SHARDS_DIR, *REPORT_FILES):
+    for name in (SHARDS_DIR, *REPORT_FILES, VIEW_DIR):
         if name not in mine and _exists(run_dir / name):
             raise RunStateError(
                 f"{run_dir / name} exists and was not written by fairprobe; move or rename it (the run "

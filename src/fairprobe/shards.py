@@ -26,6 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 FINDING = "finding"
@@ -54,23 +55,48 @@ def full_schema(typed: pa.Schema) -> pa.Schema:
     return pa.schema([pa.field(FINDING, pa.string(), nullable=False), *typed])
 
 
+ZSTD_LEVEL = 9
+"""zstd level of the findings files: 11% smaller than the library's default (level 1) on HInter's
+shards of IMDB reviews, for about 10 s more CPU per million findings written."""
+
+ROW_GROUP = 8192
+"""Findings per row group of a shard (batches are buffered up to it): larger groups compress the
+repeated texts of one original better (10% on HInter's shards), and a filtered read still decodes
+only the groups that match."""
+
+
 class ShardWriter:
-    """Writes one shard file incrementally (row group per ``write``), renamed into place on ``close``."""
+    """Writes one shard file incrementally (a row group per :data:`ROW_GROUP` findings), renamed into
+    place on ``close``."""
 
     def __init__(self, folder: Path, index: int, typed: pa.Schema):
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / shard_name(index)
         self._tmp = folder / f".{self.path.name}.{os.getpid()}.tmp"
         self.schema = full_schema(typed)
-        self._writer = pq.ParquetWriter(self._tmp, self.schema, compression="zstd")
+        self._writer = pq.ParquetWriter(
+            self._tmp, self.schema, compression="zstd", compression_level=ZSTD_LEVEL
+        )
+        self._pending: list[pa.RecordBatch] = []
+        self._pending_rows = 0
         self.rows = 0
 
     def write(self, findings: list[dict[str, Any]]) -> None:
         if findings:
-            self._writer.write_batch(_record_batch(findings, self.schema))
+            self._pending.append(_record_batch(findings, self.schema))
+            self._pending_rows += len(findings)
             self.rows += len(findings)
+            if self._pending_rows >= ROW_GROUP:
+                self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            table = pa.Table.from_batches(self._pending, schema=self.schema)
+            self._writer.write_table(table, row_group_size=max(ROW_GROUP, table.num_rows))
+            self._pending, self._pending_rows = [], 0
 
     def close(self) -> Path:
+        self._flush()
         self._writer.close()
         os.replace(self._tmp, self.path)
         return self.path
@@ -122,6 +148,11 @@ class FindingsTable:
     def __len__(self) -> int:
         return self._count
 
+    @property
+    def files(self) -> list[Path] | None:
+        """The shard files read, in order (None for an in-memory table)."""
+        return None if isinstance(self._parts, pa.Table) else list(self._parts)
+
     def _tables(self, names: list[str]) -> Iterator[pa.Table]:
         if isinstance(self._parts, pa.Table):
             yield self._parts.select(names)
@@ -146,11 +177,18 @@ class FindingsTable:
         return self._with_missing(pq.read_table(path, columns=[n for n in names if n in have]), names)
 
     def columns(self, names: list[str]) -> pa.Table:
-        """Typed columns of every finding, in order."""
+        """Typed columns of every finding, in order. The shard files are read as one dataset (files
+        and columns decoded in parallel, a column a shard lacks read as nulls): a per-file loop spent
+        most of its time opening files, three times as long for a million findings in 112 shards."""
         if isinstance(self._parts, pa.Table):
             return self._parts.select(names)
-        tables = [self._read(p, names) for p in self._parts]
-        return pa.concat_tables(tables) if tables else self.schema.empty_table().select(names)
+        if not self._parts:
+            return self.schema.empty_table().select(names)
+        try:
+            dataset = ds.dataset([str(p) for p in self._parts], format="parquet", schema=self.schema)
+            return dataset.to_table(columns=names)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # a shard whose column types differ: one by one
+            return pa.concat_tables([self._read(p, names) for p in self._parts])
 
     def json_lines(self, where: pc.Expression | None = None, needs: list[str] = ()) -> Iterator[str]:
         """Each finding's JSON line, in order (only those matching ``where``, an expression over the
@@ -203,7 +241,7 @@ COMPACT_AT = 256
 
 def _write_atomic(path: Path, table: pa.Table) -> None:
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
-    pq.write_table(table, tmp, compression="zstd")
+    pq.write_table(table, tmp, compression="zstd", compression_level=ZSTD_LEVEL)
     os.replace(tmp, path)
 
 

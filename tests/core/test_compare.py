@@ -132,6 +132,22 @@ def test_compare_reports_exactly_the_regressed_slice(cli, two_runs):
     assert _slices(two_runs / "cmp2")["gender"]["verdict"] == "improved"
 
 
+def test_a_large_comparison_writes_its_cases_as_parquet_not_json_lines(two_runs, monkeypatch):
+    """As for runs: findings.jsonl up to the limit, Parquet above it (and the other file removed)."""
+    import fairprobe
+    from fairprobe import export
+
+    out = two_runs / "cmp"
+    small = fairprobe.compare(two_runs / "runs/base", two_runs / "runs/new", out=out)
+    lines = [json.loads(x) for x in (out / "findings.jsonl").read_text().splitlines()]
+    assert len(lines) > 3 and not (out / "findings.parquet").exists()
+    monkeypatch.setattr(export, "JSONL_LIMIT", 3)
+    large = fairprobe.compare(two_runs / "runs/base", two_runs / "runs/new", out=out)
+    assert not (out / "findings.jsonl").exists() and (out / "findings.parquet").is_file()
+    assert list(large.findings()) == lines
+    assert large.summary["metrics"] == small.summary["metrics"]
+
+
 def test_a_model_compared_with_itself_passes_with_p_one(cli, two_runs):
     r = cli("compare", "runs/base", "runs/base", "--out", "self")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -68,6 +68,25 @@ def test_a_mutant_is_put_back_to_its_original_case_and_article():
     )
 
 
+def test_a_span_with_its_article_is_read_off_the_spans_like_every_other_span():
+    """A mutant whose span took its article along ("a white" -> "an Asian") still gets its edits
+    from the spans: each span is one change, as in a mutant without an article, not whatever a diff
+    of two long texts makes of it (which cost milliseconds per finding on IMDB reviews)."""
+    filler = "The plot moves slowly but the acting is fine. " * 40
+    original = f"I saw a white man at the cinema. {filler}Two women came in late."
+    text = f"I saw an Asian man at the cinema. {filler}Two thin women came in late."
+    at = text.index("thin women")
+    finding = {
+        "text": text,
+        "spans": [[6, 14], [at, at + len("thin women")]],
+        "replacements": [["race", "white", "Asian"], ["body", "women", "thin women"]],
+    }
+    at_women = original.index("women")
+    edits = [(6, 13, "an Asian"), (at_women, at_women + 5, "thin women")]
+    assert original_edits(finding, original) == (original, edits)
+    assert apply_edits(original, edits) == text
+
+
 def test_hidden_bias_examples_cut_every_row_at_the_same_words():
     original = "x" * 400 + " him " + "y" * 400 + " tall " + "z" * 400
     at_him, at_tall = original.index("him"), original.index("tall")

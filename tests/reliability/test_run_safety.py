@@ -85,6 +85,18 @@ def test_a_file_of_a_report_name_that_fairprobe_did_not_write_stops_the_run_befo
     assert not (run / "report.html").exists()
 
 
+def test_a_folder_named_like_the_paged_findings_view_stops_the_run_and_is_kept(cli, work):
+    """``report-findings/`` is what a large run's report writes beside report.html: someone else's
+    folder of that name stops the run at once (not hours later), and --overwrite never removes it."""
+    run = work / "runs" / "accuracy"
+    (run / "report-findings").mkdir(parents=True)
+    (run / "report-findings" / "mine.js").write_text("// mine")
+    r = cli("run", _spec(work), "--out", "runs", "--overwrite")
+    assert_one_red_line(r, "report-findings", "not written by fairprobe")
+    assert (run / "report-findings" / "mine.js").read_text() == "// mine"
+    assert not (run / "report.html").exists()
+
+
 def test_an_input_kept_in_the_run_folder_is_not_deleted(cli, work):
     run = work / "run"
     run.mkdir()

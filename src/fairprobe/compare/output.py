@@ -4,7 +4,9 @@
   models' values, the interval of the difference, raw and Holm-adjusted p-values and a verdict),
   the verdict and its reasons;
 - ``findings.jsonl``: one line per paired test case, with both models' outcomes and whether the case
-  became worse, better or stayed;
+  became worse, better or stayed — up to :data:`~fairprobe.export.JSONL_LIMIT` cases, as for runs;
+  above it ``findings.parquet`` instead (a ``finding`` column with each JSON line, and ``id``), so
+  comparing two million-mutant runs does not write a gigabyte of JSON;
 - ``report.html``: both runs side by side per slice, worst first, and the cases that became worse
   with the changed words highlighted and both models' answers;
 - ``junit.xml``: one test case per slice, failing where it regressed;
@@ -35,7 +37,7 @@ from fairprobe.report.sections import (
     shown,
 )
 
-OUTPUTS = ("summary.json", "summary.md", "findings.jsonl", "report.html", "junit.xml")
+OUTPUTS = ("summary.json", "summary.md", "findings.jsonl", "findings.parquet", "report.html", "junit.xml")
 MANIFEST = ".fairprobe-written"
 MAX_EXAMPLES = 50
 ORDER = {"regressed": 0, "improved": 1, "no significant change": 2}
@@ -254,7 +256,7 @@ def summary_markdown(summary: dict[str, Any], comparison: Comparison) -> str:
 def write_outputs(out: Path, comparison: Comparison, started: str, finished: str) -> dict[str, Any]:
     from fairprobe.models.redact import redact_secrets
     from fairprobe.report.html import render_html
-    from fairprobe.report.writers import atomic_write, write_findings, write_junit, write_summary
+    from fairprobe.report.writers import atomic_write, write_junit, write_summary
 
     verdict = comparison.verdict
     summary = {
@@ -277,9 +279,24 @@ def write_outputs(out: Path, comparison: Comparison, started: str, finished: str
     summary = redact_secrets(summary)  # a key in a model URI never reaches a report
     findings = [{**p, "became_worse": p.get("status") == "became worse"} for p in comparison.pairs]
     analysis = _analysis(comparison)
-    write_findings(out / "findings.jsonl", findings)
+    _write_findings(out, findings)
     write_summary(out / "summary.json", summary)
     write_junit(out / "junit.xml", summary, analysis.groups)
     render_html(out / "report.html", summary, analysis, findings)
     atomic_write(out / "summary.md", summary_markdown(summary, comparison))
     return summary
+
+
+def _write_findings(out: Path, findings: list[dict[str, Any]]) -> None:
+    """``findings.jsonl`` for at most :data:`~fairprobe.export.JSONL_LIMIT` paired cases, else
+    ``findings.parquet``; the other one, left by an earlier comparison into this folder, is removed
+    (both are in the folder's list of what fairprobe wrote, :func:`prepare_out`)."""
+    from fairprobe import export
+    from fairprobe.report.writers import write_findings
+
+    small = len(findings) <= export.JSONL_LIMIT
+    if small:
+        write_findings(out / "findings.jsonl", findings)
+    else:
+        export.write_parquet_file(out / "findings.parquet", findings)
+    (out / ("findings.parquet" if small else "findings.jsonl")).unlink(missing_ok=True)

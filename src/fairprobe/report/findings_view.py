@@ -17,6 +17,7 @@ report stays one file. All data is JSON; the page assigns text with ``textConten
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import re
 import shutil
@@ -24,6 +25,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from fairprobe.report.writers import atomic_write
 
 VIEW_DIR = "report-findings"
 """Sibling folder of report.html that holds the paged findings (claimed in the run's manifest)."""
@@ -165,31 +168,29 @@ def js_data(call: str, data: Any) -> str:
 
 
 def _chunks(views: Iterable[FindingView]) -> Iterator[tuple[list[FindingView], dict[str, Any]]]:
-    """Findings in groups of :data:`CHUNK`, each with its data: texts once, then rows that refer to them."""
+    """Findings in groups of :data:`CHUNK`, each with its data: texts once, the short strings (labels,
+    answers, changes, replacement words) once, then rows that refer to them by index — a third
+    smaller than rows that spell them out, which matters at 200,000 findings."""
     batch: list[FindingView] = []
 
     def pack() -> dict[str, Any]:
-        texts: list[str] = []
-        at: dict[str, int] = {}
+        texts, strings = _Codes(), _Codes()
         rows = []
         for v in batch:
-            if v.left not in at:
-                at[v.left] = len(texts)
-                texts.append(v.left)
             rows.append(
                 [
                     v.id,
-                    at[v.left],
-                    [list(e) for e in v.edits],
-                    v.left_label,
-                    v.right_label,
-                    v.left_answer,
-                    v.right_answer,
-                    v.changes,
+                    texts(v.left),
+                    [[a, b, strings(new)] for a, b, new in v.edits],
+                    strings(v.left_label),
+                    strings(v.right_label),
+                    strings(v.left_answer),
+                    strings(v.right_answer),
+                    [strings(c) for c in v.changes],
                     [list(n) for n in v.notes],
                 ]
             )
-        return {"texts": texts, "rows": rows}
+        return {"texts": texts.values, "strings": strings.values, "rows": rows}
 
     for v in views:
         batch.append(v)
@@ -209,24 +210,84 @@ class ViewData:
     total: int
 
 
+MANIFEST = "manifest.json"
+"""File in ``report-findings/`` that records what the pages were made from (``source``) and a digest
+of every page, so a re-render whose findings did not change reuses them (:func:`write_view`)."""
+
+PAGES_FORMAT = 2
+"""Version of the page layout; part of every page source digest (bump it when the layout changes)."""
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def source_digest(files: Iterable[Path], params: dict[str, Any]) -> str:
+    """A digest of the content of ``files`` (the findings' Parquet files, in order) and of ``params``
+    (whatever else the pages depend on: the spec, the fairprobe version, the view limits)."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(json.dumps({"format": PAGES_FORMAT, **params}, sort_keys=True, default=str).encode())
+    for path in files:
+        h.update(path.name.encode() + b"\0")
+        with open(path, "rb") as fh:
+            h.update(hashlib.file_digest(fh, "blake2b").digest())
+    return h.hexdigest()
+
+
+def _reusable(out_dir: Path, source: str) -> ViewData | None:
+    """The pages in ``out_dir`` when its manifest says they were made from ``source`` and every page
+    is there, unchanged; else None (a missing, edited or stale page: write them all again)."""
+    try:
+        manifest = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
+        if manifest.get("source") != source:
+            return None
+        for name, digest in manifest["pages"].items():
+            if _digest((out_dir / name).read_bytes()) != digest:
+                return None
+        return ViewData(inline=[], files=list(manifest["shown"]), total=int(manifest["total"]))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def write_view(
-    views: Iterable[FindingView], total: int, folder: Path | None, claim: Callable[[str], Path] | None
+    views: Iterable[FindingView],
+    total: int,
+    folder: Path | None,
+    claim: Callable[[str], Path] | None,
+    source: str | None = None,
 ) -> ViewData:
     """Pack ``views`` (already in display order) as inline scripts, or, when there are more than
     :data:`INLINE_MAX` and ``claim`` names a run-folder file (so ``--overwrite`` removes it), as files
     in ``<folder>/report-findings/``. Only the index and the first chunk are referenced from the HTML;
-    the page loads the others on demand."""
+    the page loads the others on demand.
+
+    ``source`` (:func:`source_digest` of the findings the views come from) lets a re-render reuse the
+    pages: when ``report-findings/manifest.json`` records the same source and every page matches its
+    recorded digest, ``views`` is not consumed at all (building 200,000 views is most of the cost of
+    re-rendering a million-finding report). The manifest is written last, so pages left by a killed
+    render are never reused."""
     paged = claim is not None and folder is not None and total > INLINE_MAX
     facets = {name: _Codes() for name in ("verdict", "attribute", "pair", "group")}
     keys: dict[str, list[Any]] = {name: [] for name in facets}
     failed: list[int] = []
     chunk_scripts: list[str] = []
     out_dir: Path | None = None
+    pages: dict[str, str] = {}
     if paged:
         out_dir = claim(VIEW_DIR)
+        if source is not None and out_dir.is_dir() and not out_dir.is_symlink():
+            reused = _reusable(out_dir, source)
+            if reused is not None:
+                return reused
         if out_dir.is_dir() and not out_dir.is_symlink():
             shutil.rmtree(out_dir)  # an earlier render's chunks; the folder is ours (claimed)
         out_dir.mkdir(parents=True, exist_ok=True)
+
+    def write_page(name: str, script: str) -> None:
+        data = script.encode("utf-8")
+        (out_dir / name).write_bytes(data)
+        pages[name] = _digest(data)
+
     n_chunks = 0
     for index, (batch, data) in enumerate(_chunks(views)):
         for v in batch:
@@ -238,7 +299,7 @@ def write_view(
             failed.append(1 if v.failed else 0)
         script = js_data("chunk", [index, data])
         if out_dir is not None:
-            (out_dir / f"chunk-{index:06d}.js").write_text(script, encoding="utf-8")
+            write_page(f"chunk-{index:06d}.js", script)
         else:
             chunk_scripts.append(script)
         n_chunks += 1
@@ -253,7 +314,9 @@ def write_view(
     }
     index_script = js_data("index", index_data)
     if out_dir is not None:
-        (out_dir / "index.js").write_text(index_script, encoding="utf-8")
+        write_page("index.js", index_script)
         files = [f"{VIEW_DIR}/index.js"] + ([f"{VIEW_DIR}/chunk-000000.js"] if n_chunks else [])
+        manifest = {"source": source, "total": len(failed), "shown": files, "pages": pages}
+        atomic_write(out_dir / MANIFEST, json.dumps(manifest, indent=0))
         return ViewData(inline=[], files=files, total=len(failed))
     return ViewData(inline=[index_script, *chunk_scripts], files=[], total=len(failed))

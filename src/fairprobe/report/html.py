@@ -19,7 +19,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from fairprobe.report.findings_view import default_view, write_view
+from fairprobe.report.findings_view import CHUNK, INLINE_MAX, default_view, source_digest, write_view
 from fairprobe.report.sections import Analysis
 from fairprobe.report.svg import bar_chart, radar_chart, venn_chart
 
@@ -61,6 +61,26 @@ def _ordered(findings: Any, analysis: Analysis) -> Iterator[dict[str, Any]]:
     return iter(ordered[:MAX_VIEW_FINDINGS])
 
 
+def _pages_source(findings: Any, summary: dict[str, Any], analysis: Analysis) -> str | None:
+    """What the paged findings view is made from, as a digest (:func:`source_digest`): the content of
+    the run's finding files and everything else the pages depend on. None (never reused) for
+    findings held in memory."""
+    from fairprobe._version import __version__
+    from fairprobe.shards import FindingsTable
+
+    if not isinstance(findings, FindingsTable) or findings.files is None or len(findings) <= INLINE_MAX:
+        return None
+    params = {
+        "fairprobe": __version__,
+        "technique": summary.get("technique"),
+        "spec": summary.get("spec"),
+        "failure_field": analysis.failure_field,
+        "max_findings": MAX_VIEW_FINDINGS,
+        "chunk": CHUNK,
+    }
+    return source_digest(findings.files, params)
+
+
 def _columns(findings: Any, analysis: Analysis) -> list[str]:
     if analysis.finding_columns:
         return analysis.finding_columns
@@ -83,7 +103,13 @@ def render_html(
     from fairprobe.thresholds import flatten_metric_paths, lookup_metric
 
     view = analysis.finding_view or default_view(analysis.failure_field, _columns(findings, analysis))
-    data = write_view(map(view, _ordered(findings, analysis)), len(findings), path.parent, claim)
+    data = write_view(
+        map(view, _ordered(findings, analysis)),
+        len(findings),
+        path.parent,
+        claim,
+        source=_pages_source(findings, summary, analysis),
+    )
     metrics = summary["metrics"]
     # What matters first (a sentence, the technique's key metrics as people read them), then the
     # whole metric tree, collapsed; a rate's `_n` sibling is shown in its row, not as a row of its own.

@@ -126,7 +126,8 @@ class _Columns:
         self._combo_code = {c: i for i, c in enumerate(combos)}
         population = t["population"].combine_chunks()
         self.population = pc.fill_null(population, -1).to_numpy(zero_copy_only=False)
-        self._table = t
+        self.table = t
+        """The columns read (:data:`_COLUMNS`), for other aggregates over the same findings."""
 
     def of_combo(self, key: str) -> np.ndarray:
         code = self._combo_code.get(key)
@@ -163,25 +164,35 @@ class _Columns:
     def group_words(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
         """The mutants' group words from their keys (``race:Black>white|gender:man>woman``): per
         (finding, replacement) the finding's row, the word substituted in and the word replaced
-        (codes into the returned word list)."""
-        parts = pc.split_pattern(self._table["key"].combine_chunks(), "|")
-        rows = pc.list_parent_indices(parts).to_numpy(zero_copy_only=False)
+        (codes into the returned word list). Each distinct key is split once (a run has thousands of
+        keys and millions of findings) and the parts are spread to the findings by index."""
+        key_code, keys = _codes(self.table["key"])
+        parts = pc.split_pattern(pa.array(keys, pa.string()), "|")
+        key_of_part = pc.list_parent_indices(parts).to_numpy(zero_copy_only=False)
         flat = pc.list_flatten(parts)
         keep = _flags(pc.match_substring(flat, ">"))
-        flat, rows = flat.filter(pa.array(keep)), rows[keep]
+        flat, key_of_part = flat.filter(pa.array(keep)), key_of_part[keep]
         new = pc.replace_substring_regex(flat, r"^[^>]*>", "")
         old = pc.replace_substring_regex(pc.replace_substring_regex(flat, r">.*$", ""), r"^[^:]*:", "")
         codes, words = _codes(pa.chunked_array([new, old], type=pa.string()))
-        return rows, codes[: len(flat)], codes[len(flat) :], words
+        new_codes, old_codes = codes[: len(flat)], codes[len(flat) :]
+        # parts of key k are new_codes[start[k] : start[k] + count[k]] (key_of_part is sorted)
+        count = np.bincount(key_of_part, minlength=len(keys))
+        start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
+        per_row = count[key_code]
+        rows = np.repeat(np.arange(self.n), per_row)
+        first = np.repeat(start[key_code] - (np.cumsum(per_row) - per_row), per_row)
+        part = first + np.arange(len(rows))
+        return rows, new_codes[part], old_codes[part], words
 
     def rq4_1(self) -> tuple[np.ndarray, np.ndarray]:
         """(flags over biased atomic mutants: a parent of a biased intersectional mutant;
         flags over biased intersectional mutants: no atomic parent is biased)."""
         biased_atomic = self.atomic & self.judged & self.biased
         biased_inter = self.inter & self.judged & self.biased
-        keys = self._table["key"].combine_chunks()
+        keys = self.table["key"].combine_chunks()
         atomic_ids = self._pair_ids(self.original[biased_atomic], keys.filter(pa.array(biased_atomic)))
-        parents = self._table["parents"].combine_chunks().filter(pa.array(biased_inter))
+        parents = self.table["parents"].combine_chunks().filter(pa.array(biased_inter))
         rows = pc.list_parent_indices(parents).to_numpy(zero_copy_only=False)
         flat = pc.list_flatten(parents)
         parent_ids = self._pair_ids(self.original[biased_inter][rows], flat)
@@ -274,7 +285,7 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
     if block.fluency or block.grammar_server:
         metrics["fluency"] = _fluency(findings)
     metrics["asymmetric_invalid"] = asymmetric  # last: the report's headline lists the rates first
-    subs = ranking.substitutions(findings)
+    subs = ranking.substitutions(c.table)
     return Analysis(
         metrics=metrics,
         sections=[*ranking.tables(metrics, subs), *sections(block, metrics, findings, combos, per_combo)],
@@ -333,7 +344,10 @@ def _asymmetric(block: HInterBlock, c: _Columns, seed: int) -> tuple[dict[str, A
     lists the words refused most often (:func:`~fairprobe.refusals.most_refused`). Returns the
     metrics and the gates on every attribute and combination (on the overall rate instead for an
     attribute name a threshold cannot address)."""
-    rows, new, old, words = c.group_words()
+    if c.asymmetric.any():
+        rows, new, old, words = c.group_words()
+    else:  # nothing refused on one side only: every word count below is zero (group words not needed)
+        rows, new, old, words = (np.zeros(0, dtype=np.int64),) * 3 + ([],)
     answered, asym = c.answered[rows], c.asymmetric[rows]
     mutant_side, original_side = c.mutant_invalid[rows] & asym, c.original_invalid[rows] & asym
 

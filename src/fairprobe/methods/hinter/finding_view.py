@@ -59,7 +59,10 @@ def original_edits(f: dict[str, Any], original: str | None = None) -> tuple[str,
 
 def _span_edits(original: str, f: dict[str, Any]) -> list[tuple[int, int, str]] | None:
     """Edits read off the spans when the mutant is ``original`` with only its spans replaced (string
-    comparisons, no diff); None when anything else differs."""
+    comparisons; a span that took its article along is diffed alone); None when anything else
+    differs. Never a diff of the whole texts: on long reviews that cost milliseconds per finding."""
+    from fairprobe.report.findings_view import word_edits
+
     text = f["text"]
     words = {new.lower(): word for _, word, new in f.get("replacements") or []}
     edits, o, m = [], 0, 0
@@ -67,12 +70,38 @@ def _span_edits(original: str, f: dict[str, Any]) -> list[tuple[int, int, str]] 
         if original[o : o + start - m] != text[m:start]:
             return None
         o += start - m
-        word = words.get(text[start:end].lower())
-        if word is None or original[o : o + len(word)].lower() != word.lower():
+        found = text[start:end]
+        word = words.get(found.lower())
+        if word is None:  # the span took its article along: "a pretty" -> "an ugly"
+            stop = _article_span(original, o, found, words)
+            if stop is None:
+                return None
+            edits += [(o + a, o + b, new) for a, b, new in word_edits(original[o:stop], found)]
+            o, m = stop, end
+            continue
+        if original[o : o + len(word)].lower() != word.lower():
             return None
-        edits.append((o, o + len(word), text[start:end]))
+        edits.append((o, o + len(word), found))
         o, m = o + len(word), end
     return edits if original[o:] == text[m:] else None
+
+
+_ORIGINAL_ARTICLE = re.compile(r"(a|an)(\s+)", re.IGNORECASE)
+
+
+def _article_span(original: str, at: int, found: str, words: dict[str, str]) -> int | None:
+    """Where the original's article + replaced word ends, for a span that holds an article and a
+    replacement ("an ugly" where the original reads "a pretty" at ``at``); None when the original
+    does not read so. The edits are then the word diff of that short stretch alone (what a diff of
+    the whole texts gives, at a fraction of its cost)."""
+    article = _ARTICLE.match(found)
+    if article is None or article.group(3).lower() not in words:
+        return None
+    word = words[article.group(3).lower()]
+    old = _ORIGINAL_ARTICLE.match(original, at)
+    if old is None or original[old.end() : old.end() + len(word)].lower() != word.lower():
+        return None
+    return old.end() + len(word)
 
 
 def finding_view_for(block: HInterBlock) -> Any:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -61,31 +62,134 @@ def words_of(key: str) -> tuple[str, str]:
     return "+".join(attrs), " + ".join(pairs)
 
 
-def substitutions(findings: FindingsTable) -> list[Substitution]:
-    """Every word pair with at least one judged mutant, worst first: most answers changed, then the
-    highest rate, then the most mutants."""
-    t = findings.columns(["kind", "key", "valid", "invalid", "biased", "mutant_output"])
+_SUBSTITUTION_COLUMNS = ["kind", "key", "valid", "invalid", "biased", "mutant_output"]
+
+
+class Ranked(list):
+    """The substitutions the report and the verdict use, worst first: the :data:`SHOWN` worst, the
+    :data:`SHOWN` worst that changed an answer, and the worst that changed an answer for each kind and
+    attribute (combination) — every one :func:`worst_for`, :func:`tables` and :func:`top_findings`
+    can reach, in the order of the full ranking. ``total`` counts every substitution: a million-mutant
+    run with every adjective has a million distinct ones, and a Python object for each took 40 s."""
+
+    total: int = 0
+
+
+def substitutions(findings: FindingsTable | pa.Table) -> Ranked:
+    """Word pairs with at least one judged mutant, worst first: most answers changed, then the
+    highest rate, then the most mutants, then the words (see :class:`Ranked` for which are kept).
+    ``findings`` may be the columns the analysis already read (a table holding at least these
+    columns), so a million findings are not read twice. Grouped, labelled and sorted in Arrow."""
+    if isinstance(findings, pa.Table):
+        t = findings.select(_SUBSTITUTION_COLUMNS)
+    else:
+        t = findings.columns(_SUBSTITUTION_COLUMNS)
+    out = Ranked()
     if not t.num_rows:
-        return []
+        return out
     judged = pc.and_(
         pc.and_(pc.fill_null(t["valid"], False), pc.invert(pc.fill_null(t["invalid"], False))),
         pc.is_valid(t["mutant_output"]),
     )
-    t = t.filter(judged)
-    if not t.num_rows:
-        return []
-    t = pa.table(
-        {"kind": t["kind"], "key": t["key"], "flip": pc.cast(pc.fill_null(t["biased"], False), pa.int64())}
-    )
-    grouped = t.group_by(["kind", "key"]).aggregate([("flip", "sum"), ("flip", "count")]).to_pydict()
-    out = []
-    for kind, key, flips, mutants in zip(
-        grouped["kind"], grouped["key"], grouped["flip_sum"], grouped["flip_count"], strict=True
+    g = _grouped(t["kind"], t["key"], pc.fill_null(t["biased"], False), judged)
+    if not g.num_rows:
+        return out
+    flips = g["flip_sum"].to_numpy()
+    # A substitution that changed an answer ranks before every one that did not, so the flipped ones
+    # are ranked in full and, when fewer than SHOWN flipped, the unflipped with the most mutants
+    # (their words, the last tie-break, are only made for these rows: a million regex rewrites cost).
+    flipped = _ranked(g, np.flatnonzero(flips > 0))
+    need = SHOWN - len(flipped)
+    unflipped = np.empty(0, dtype=np.int64)
+    if need > 0:
+        rest = np.flatnonzero(flips == 0)
+        counts = g["flip_count"].to_numpy()[rest]
+        if len(rest) > need:
+            cut = np.partition(counts, len(counts) - need)[len(counts) - need]
+            rest = rest[counts >= cut]
+        unflipped = _ranked(g, rest)[:need]
+    firsts = np.empty(0, dtype=np.int64)
+    if len(flipped):
+        group = pc.binary_join_element_wise(
+            g["kind"].take(flipped), _labels(g["key"].take(flipped))[0], "\x1f"
+        )
+        codes = pc.dictionary_encode(group).combine_chunks().indices.to_numpy(zero_copy_only=False)
+        firsts = np.unique(codes, return_index=True)[1]  # each kind and attribute group's worst
+    keep = np.union1d(np.arange(min(SHOWN, len(flipped))), firsts)  # positions in `flipped`, in rank order
+    rows = np.concatenate([flipped[keep], unflipped]).astype(np.int64)
+    kept = g.take(rows)
+    attrs, labels = _labels(kept["key"])
+    for kind, attr, label, n, f in zip(
+        kept["kind"].to_pylist(),
+        attrs.to_pylist(),
+        labels.to_pylist(),
+        kept["flip_count"].to_pylist(),
+        kept["flip_sum"].to_pylist(),
+        strict=True,
     ):
-        attrs, words = words_of(key)
-        out.append(Substitution(kind, attrs, words, int(mutants), int(flips)))
-    out.sort(key=lambda s: (-s.flips, -s.rate, -s.mutants, s.words))
+        out.append(Substitution(kind, attr, label, int(n), int(f)))
+    out.total = g.num_rows
     return out
+
+
+def _grouped(
+    kind: pa.ChunkedArray, key: pa.ChunkedArray, biased: pa.ChunkedArray, judged: pa.ChunkedArray
+) -> pa.Table:
+    """Judged mutants (``flip_count``) and answers changed (``flip_sum``) per (kind, key), counted
+    with numpy over dictionary codes: no copy of the columns and no hash table of a million keys
+    beyond the dictionary itself (the peak memory of a million-finding report)."""
+    mask = pc.fill_null(judged, False).to_numpy(zero_copy_only=False).astype(bool)
+    kinds = pc.dictionary_encode(kind).combine_chunks()
+    keys = pc.dictionary_encode(key).combine_chunks()
+    k = max(1, len(kinds.dictionary))
+    code = keys.indices.to_numpy(zero_copy_only=False).astype(np.int64)[mask] * k
+    code += kinds.indices.to_numpy(zero_copy_only=False)[mask]
+    size = len(keys.dictionary) * k
+    counts = np.bincount(code, minlength=size)
+    flips = np.bincount(
+        code, weights=biased.to_numpy(zero_copy_only=False)[mask].astype(float), minlength=size
+    )
+    present = np.flatnonzero(counts)
+    return pa.table(
+        {
+            "kind": kinds.dictionary.take(pa.array(present % k)),
+            "key": keys.dictionary.take(pa.array(present // k)),
+            "flip_sum": pa.array(flips[present].astype(np.int64)),
+            "flip_count": pa.array(counts[present].astype(np.int64)),
+        }
+    )
+
+
+def _ranked(g: pa.Table, rows: np.ndarray) -> np.ndarray:
+    """``rows`` of the grouped table in rank order: answers changed, rate, mutants (descending),
+    then the words (ascending)."""
+    if not len(rows):
+        return rows.astype(np.int64)
+    part = g.take(rows)
+    flips, mutants = part["flip_sum"], part["flip_count"]
+    table = pa.table(
+        {
+            "flips": flips,
+            "rate": pc.divide(pc.cast(flips, pa.float64()), pc.cast(mutants, pa.float64())),
+            "mutants": mutants,
+            "words": _labels(part["key"])[1],
+        }
+    )
+    keys = [
+        ("flips", "descending"),
+        ("rate", "descending"),
+        ("mutants", "descending"),
+        ("words", "ascending"),
+    ]
+    return rows[pc.sort_indices(table, sort_keys=keys).to_numpy()]
+
+
+def _labels(keys: pa.ChunkedArray) -> tuple[pa.ChunkedArray, pa.ChunkedArray]:
+    """:func:`words_of` over a column of keys: (attributes, words) for every key, in Arrow."""
+    attributes = pc.replace_substring(pc.replace_substring_regex(keys, r":[^|]*", ""), "|", "+")
+    words = pc.replace_substring_regex(keys, r"(^|\|)[^:|]*:", r"\1")
+    words = pc.replace_substring_regex(words, r"(^|\|)([^>|]*)>", "\\1\\2→")
+    return attributes, pc.replace_substring(words, "|", " + ")
 
 
 def worst_for(subs: list[Substitution], kind: str, attributes: str | None = None) -> Substitution | None:
@@ -152,7 +256,7 @@ def tables(metrics: dict[str, Any], subs: list[Substitution]) -> list[Table]:
     rows = [
         [s.words, s.attributes, s.kind, s.mutants, s.flips, percent(s.rate), _ci(s.ci)] for s in subs[:SHOWN]
     ]
-    more = len(subs) - len(rows)
+    more = getattr(subs, "total", len(subs)) - len(rows)
     out = [
         Table(
             "What changed answers most: substitutions, worst first",

@@ -239,7 +239,7 @@ def sections(
     out.append(
         Examples(
             "Hidden intersectional bias: examples",
-            _hidden_examples(findings),
+            _hidden_examples(findings) if metrics["counts"]["hidden"] else [],  # hidden implies judged
             caption="Replaced words are highlighted. Atomic mutants keep the original's output; the combined one changes it.",
         )
     )
@@ -295,23 +295,34 @@ def refusals_table(block: HInterBlock, asym: dict[str, Any], combos: list[tuple[
 
 
 def _hidden_examples(findings: FindingsTable) -> list[Example]:
-    """The first hidden-bias findings with their atomic parents, in one streaming pass: an original's
-    atomic findings come before its intersectional ones, so only the current original's are kept."""
-    atomic: dict[str, dict[str, Any]] = {}
-    current = None
+    """The first hidden-bias findings with their atomic parents. Two filtered reads over the typed
+    columns: the first :data:`MAX_EXAMPLES` hidden intersectional findings, then only their parents
+    (atomic findings of the same originals with a parent's key), stopping once all are found; the
+    JSON of every other finding is never decoded (a run of a million findings has few hidden ones)."""
+    hidden = findings.rows(
+        pc.field("hidden") & (pc.field("kind") != "atomic"), needs=["hidden", "kind"], limit=MAX_EXAMPLES
+    )
+    wanted = {(f["original_id"], key) for f in hidden for key in f.get("parents") or []}
+    atomic: dict[tuple[str, str], dict[str, Any]] = {}
+    if wanted:
+        where = (
+            (pc.field("kind") == "atomic")
+            & pc.field("original_id").isin(sorted({o for o, _ in wanted}))
+            & pc.field("key").isin(sorted({k for _, k in wanted}))
+        )
+        for line in findings.json_lines(where, needs=["kind", "original_id", "key"]):
+            f = json.loads(line)
+            pair = (f["original_id"], f["key"])
+            if pair in wanted:
+                atomic.setdefault(pair, f)
+                if len(atomic) == len(wanted):
+                    break
     examples: list[Example] = []
-    where = pc.field("hidden") | (pc.field("kind") == "atomic")
-    for line in findings.json_lines(where, needs=["hidden", "kind"]):
-        f = json.loads(line)
-        if f["original_id"] != current:
-            current, atomic = f["original_id"], {}
-        if f["kind"] == "atomic":
-            atomic[f["key"]] = f
-            continue
+    for f in hidden:
         original, edits = original_edits(f)
         texts = [("original", [(a, b, original[a:b]) for a, b, _ in edits], f["original_output"])]
         for i, key in enumerate(f["parents"], 1):
-            parent = atomic.get(key)
+            parent = atomic.get((f["original_id"], key))
             if parent is not None:
                 texts.append(
                     (f"atomic {'I' * i}", original_edits(parent, original)[1], parent["mutant_output"])
@@ -322,8 +333,6 @@ def _hidden_examples(findings: FindingsTable) -> list[Example]:
             (label, _excerpt(segs), _label(out)) for (label, _, out), segs in zip(texts, aligned, strict=True)
         ]
         examples.append(Example(rows))
-        if len(examples) >= MAX_EXAMPLES:
-            break
     return examples
 
 

@@ -55,7 +55,12 @@
 
   function row(i) {
     var c = chunks[(i / idx.chunk) | 0], r = c.rows[i % idx.chunk];
-    return { id: r[0], left: c.texts[r[1]], edits: r[2], ll: r[3], rl: r[4], la: r[5], ra: r[6], changes: r[7], notes: r[8] };
+    var s = c.strings;  /* short strings are stored once per chunk, rows hold their indices */
+    function str(k) { return s[k]; }
+    return {
+      id: r[0], left: c.texts[r[1]], ll: s[r[3]], rl: s[r[4]], la: s[r[5]], ra: s[r[6]], notes: r[8],
+      edits: r[2].map(function (e) { return [e[0], e[1], s[e[2]]]; }), changes: r[7].map(str)
+    };
   }
 
   /* Both sides as aligned segments: the unchanged runs are the same on both sides, so eliding them
