@@ -20,7 +20,7 @@ import pytest
 
 from fairprobe.methods.hinter.finding_view import finding_view, original_edits
 from fairprobe.methods.hinter.views import aligned_segments
-from fairprobe.report.findings_view import INLINE_MAX, VIEW_DIR, apply_edits, word_edits
+from fairprobe.report.findings_view import INLINE_MAX, VIEW_DIR, apply_edits, read_page, word_edits
 from fairprobe.report.html import text_html
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,8 +154,7 @@ def big_run(tmp_path_factory):
 
 
 def _script_json(path: Path) -> object:
-    text = path.read_text()
-    return json.loads(re.match(r"FP\.\w+\((.*)\);\s*$", text, re.DOTALL).group(1))
+    return read_page(path)
 
 
 class _Parser(HTMLParser):
@@ -189,6 +188,10 @@ def test_a_100000_finding_report_is_small_and_pages_from_claimed_files(big_run, 
     assert sum(index["failed"]) == sum(f["biased"] for f in findings)
     chunks = sorted((run / VIEW_DIR).glob("chunk-*.js"))
     assert len(chunks) == index["chunks"] and sum(len(_script_json(c)[1]["rows"]) for c in chunks) == N
+    # chunk pages are compressed: a fraction of the JSON they carry
+    page_bytes = sum(c.stat().st_size for c in chunks)
+    json_bytes = sum(len(json.dumps(_script_json(c)[1], ensure_ascii=False)) for c in chunks)
+    assert chunks[0].read_text().startswith("FP.chunkz(0,") and page_bytes < 0.5 * json_bytes
     # the folder is in the run's manifest: what --overwrite removes, and nothing beside it
     copy = tmp_path / "copy"
     shutil.copytree(run, copy)

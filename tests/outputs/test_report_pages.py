@@ -10,7 +10,6 @@ few thousand (above the size at which the view is paged) through the run's own s
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -19,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA
-from fairprobe.report.findings_view import INLINE_MAX, MANIFEST, VIEW_DIR
+from fairprobe.report.findings_view import INLINE_MAX, MANIFEST, VIEW_DIR, js_packed, read_page
 from fairprobe.runner import render_reports, run_options
 from fairprobe.shards import FindingsTable, shard_files
 
@@ -69,7 +68,7 @@ def _pages(run: Path) -> dict[str, int]:
 
 
 def _script_json(path: Path) -> object:
-    return json.loads(re.match(r"FP\.\w+\((.*)\);\s*$", path.read_text(), re.DOTALL).group(1))
+    return read_page(path)
 
 
 def _touch_later(run: Path) -> None:
@@ -123,7 +122,9 @@ def test_a_missing_or_stale_page_is_written_again(run: Path, damage: str) -> Non
     if damage == "missing page":
         chunk.unlink()
     elif damage == "stale page":
-        chunk.write_text(chunk.read_text().replace('"biased"', '"same answer"'))
+        key, data = read_page(chunk)
+        data["texts"][0] += " (an older render)"
+        chunk.write_text(js_packed("chunkz", key, data))
     else:
         (folder / MANIFEST).unlink()
     render_reports(run)

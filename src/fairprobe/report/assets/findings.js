@@ -1,16 +1,29 @@
-/* fairprobe report: the findings view. Data arrives as FP.index(...) and FP.chunk([k, ...]) calls,
-   inline or from report-findings/*.js loaded by script elements (fetch() of file:// is refused by
-   browsers). Text is only ever assigned with textContent; "<br />" in dataset text becomes a line
+/* fairprobe report: the findings view. Data arrives as FP.index(...) and FP.chunk([k, ...]) calls
+   inline, or from report-findings/*.js loaded by script elements (fetch() of file:// is refused by
+   browsers), where chunks come as FP.chunkz(k, "base64 of gzip JSON") and are inflated with
+   DecompressionStream. Text is only ever assigned with textContent; "<br />" in dataset text becomes a line
    break and bare formatting tags are dropped, nothing else is interpreted. */
 (function () {
   "use strict";
   var FP = (window.FP = {});
-  var idx = null, chunks = {}, waiting = {}, matched = [], page = 0, size = 50, generation = 0;
+  var idx = null, chunks = {}, waiting = {}, inflating = {}, matched = [], page = 0, size = 50, generation = 0;
   var filt = { verdict: -1, attribute: -1, pair: -1, group: -1, failed: false, q: "" };
   var WINDOW = 140, BR = /<\s*br\s*\/?\s*>|<\s*\/?\s*p\s*>/i, FMT = /<\s*\/?\s*(?:i|b|em|strong|u|span|div)\s*>/gi;
 
   FP.index = function (d) { idx = d; };
   FP.chunk = function (d) { chunks[d[0]] = d[1]; };
+  FP.chunkz = function (k, b64) {
+    inflating[k] = inflate(b64).then(
+      function (d) { chunks[k] = d; delete inflating[k]; return true; },
+      function () { delete inflating[k]; return false; });
+  };
+  function inflate(b64) {
+    if (typeof DecompressionStream === "undefined") return Promise.reject(new Error("no DecompressionStream"));
+    var bin = atob(b64), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text().then(JSON.parse);
+  }
 
   function $(id) { return document.getElementById(id); }
   function el(tag, cls, text) {
@@ -33,12 +46,13 @@
 
   function load(k, cb) {
     if (chunks[k]) return cb(true);
+    if (inflating[k]) return inflating[k].then(cb);
     if (waiting[k]) return waiting[k].push(cb);
     waiting[k] = [cb];
     var s = document.createElement("script");
     s.src = idx.base + "chunk-" + ("00000" + k).slice(-6) + ".js";
     function done(ok) { var w = waiting[k]; delete waiting[k]; w.forEach(function (f) { f(ok); }); }
-    s.onload = function () { done(!!chunks[k]); };
+    s.onload = function () { if (inflating[k]) inflating[k].then(done); else done(!!chunks[k]); };
     s.onerror = function () { done(false); };
     document.body.appendChild(s);
   }
@@ -49,8 +63,9 @@
   }
   function missing() {
     $("fv-status").textContent = "";
-    $("fv-status").appendChild(el("span", "fv-missing",
-      "The findings pages were not found: keep the " + idx.base + " folder next to report.html."));
+    $("fv-status").appendChild(el("span", "fv-missing", typeof DecompressionStream === "undefined"
+      ? "This browser cannot read the findings pages (they are compressed): open report.html in Chrome 80, Firefox 113, Safari 16.4 or later, or run `fairprobe export`."
+      : "The findings pages were not found: keep the " + idx.base + " folder next to report.html."));
   }
 
   function row(i) {
