@@ -12,6 +12,7 @@ import random
 import pytest
 import torch
 
+from fairprobe.methods.certify import softmax as deept_softmax
 from fairprobe.methods.certify import zonotope
 from fairprobe.methods.certify.certificate import Substitutes, VerifierSettings, certify, token_ids
 from fairprobe.methods.certify.data import load_adult
@@ -40,10 +41,10 @@ def layer_values(model, e):
     return [(name, lo) for name, (lo, _) in rec]
 
 
-def layer_bounds(model, e, eps, domain, cap=4096):
+def layer_bounds(model, e, eps, domain, cap=4096, relaxation="deept"):
     rec: list = []
     with torch.no_grad():
-        walk(model, abstract_input(e, eps, domain), cap, rec)
+        walk(model, abstract_input(e, eps, domain), cap, rec, relaxation=relaxation)
     return rec
 
 
@@ -77,12 +78,21 @@ def test_point_walk_is_the_model(loaded, sentences):
         assert torch.allclose(direct, walked, atol=1e-10) and torch.allclose(padded, walked, atol=1e-10)
 
 
-@pytest.mark.parametrize("domain", ["zonotope", "zonotope-only", "ibp"])
-def test_random_points_of_the_box_stay_inside_every_layer_bound(loaded, sentences, domain):
+@pytest.mark.parametrize(
+    ("domain", "relaxation"),
+    [
+        ("zonotope", "deept"),
+        ("zonotope-only", "deept"),
+        ("zonotope", "fast"),
+        ("zonotope-only", "fast"),
+        ("ibp", "deept"),
+    ],
+)
+def test_random_points_of_the_box_stay_inside_every_layer_bound(loaded, sentences, domain, relaxation):
     for j, (_, ids) in enumerate(sentences[:4]):
         e = embed(loaded, ids)
-        for eps in (1e-3, 2e-2):
-            bounds = layer_bounds(loaded.module, e, eps, domain)
+        for eps in (1e-3, 2e-2, 6e-2):
+            bounds = layer_bounds(loaded.module, e, eps, domain, relaxation=relaxation)
             for p in box_points(e, eps, 12, seed=j):
                 assert worst_violation(layer_values(loaded.module, p), bounds) <= 0, (domain, eps)
 
@@ -162,18 +172,19 @@ def test_check_catches_a_box_that_is_too_small(loaded, sentences):
     assert max(worst_violation(layer_values(loaded.module, p), bounds) for p in points) > 0
 
 
-def test_check_catches_an_unsound_exp_relaxation(loaded, sentences, monkeypatch):
-    original = zonotope.exp_relax
+@pytest.mark.parametrize(("relaxation", "module"), [("fast", zonotope), ("deept", deept_softmax)])
+def test_check_catches_an_unsound_exp_relaxation(loaded, sentences, monkeypatch, relaxation, module):
+    original = module.exp_relax
 
     def unsound(lo, hi):  # an enclosure shifted off the function: wrong by more than its error term
         lam, mu, beta = original(lo, hi)
         return lam, mu + 0.5, beta
 
-    monkeypatch.setattr(zonotope, "exp_relax", unsound)
+    monkeypatch.setattr(module, "exp_relax", unsound)
     worst = -float("inf")
     for j, (_, ids) in enumerate(sentences[:3]):
         e = embed(loaded, ids)
-        bounds = layer_bounds(loaded.module, e, 1e-3, "zonotope-only")
+        bounds = layer_bounds(loaded.module, e, 1e-3, "zonotope-only", relaxation=relaxation)
         for p in box_points(e, 1e-3, 4, seed=j):
             worst = max(worst, worst_violation(layer_values(loaded.module, p), bounds))
     assert worst > 0
