@@ -28,12 +28,12 @@ def softmax_excess(z_in: Zono, out, count: int = 300, seed: int = 0) -> float:
     return worst
 
 
-@pytest.mark.parametrize("top", [None, 3])
+@pytest.mark.parametrize(("top", "slope"), [(None, "centre"), (3, "centre"), (3, "area")])
 @pytest.mark.parametrize("scale", [1e-4, 1e-2, 0.3, 2.0])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_deept_softmax_encloses_every_sampled_point(top, scale, seed):
+def test_deept_softmax_encloses_every_sampled_point(top, slope, scale, seed):
     z = random_zono(seed, scale)
-    out = deept.deept_softmax(z, top=top)
+    out = deept.deept_softmax(z, top=top, slope=slope)
     assert out is not None
     assert softmax_excess(z, out, seed=seed) <= 1e-12
 
@@ -190,13 +190,15 @@ def test_check_catches_difference_bounds_too_narrow(monkeypatch):
     assert softmax_excess(z, deept.deept_softmax(z), seed=1) > 0
 
 
-def test_check_catches_a_softmax_exp_relaxation_shifted(monkeypatch):
-    original = deept.exp_relax
+@pytest.mark.parametrize(("slope", "name"), [("centre", "convex_relax"), ("area", "exp_relax")])
+def test_check_catches_a_softmax_exp_relaxation_shifted(monkeypatch, slope, name):
+    original = getattr(deept, name)
 
-    def broken(lo, hi):
-        lam, mu, beta = original(lo, hi)
+    def broken(*args):
+        lam, mu, beta = original(*args)
         return lam, mu * 1.3, beta
 
-    monkeypatch.setattr(deept, "exp_relax", broken)
     z = random_zono(2, 0.3)
-    assert softmax_excess(z, deept.deept_softmax(z), seed=2) > 0
+    assert softmax_excess(z, deept.deept_softmax(z, slope=slope), seed=2) <= 1e-12
+    monkeypatch.setattr(deept, name, broken)
+    assert softmax_excess(z, deept.deept_softmax(z, slope=slope), seed=2) > 0

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fairprobe.methods.certify.relax import exp_relax, reciprocal_relax_positive
+from fairprobe.methods.certify.relax import convex_relax, exp_relax, reciprocal_relax_positive
 
 if TYPE_CHECKING:
     import torch
@@ -134,7 +134,6 @@ def deept_softmax(
     """
     import torch
 
-    from fairprobe.methods.certify.relax import convex_relax
     from fairprobe.methods.certify.zonotope import Zono, abs_sum
 
     lo, hi = bounds or z.bounds()

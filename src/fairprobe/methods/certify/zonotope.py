@@ -8,6 +8,9 @@ Choices (written down as issue 6 asks):
 - New error terms of relaxations and of the bilinear products go into the private box ``r`` (one
   fresh symbol per element). Treating them as private is sound: every operation below is sound for
   *any* ``delta`` inside the box, so losing their cross-element correlation only over-approximates.
+  It is also loose: an affine map bounds a private box by ``|W| r``. DeepT's relaxation (the
+  verifier's default, :data:`.network.RELAXATIONS`) therefore turns the box into fresh noise
+  symbols (:meth:`Zono.lift`) before every affine map that mixes elements.
 - At the end of each transformer block (:meth:`block_end`) the box is turned into explicit
   generators (one per non-zero element) and the generator matrix is reduced to ``cap`` rows:
   the rows with the largest ``||g||_1 - ||g||_inf`` (Girard's criterion) are kept, the rest are
