@@ -141,6 +141,36 @@ def test_reciprocal_relax_positive_encloses_sampled_points(seed):
     assert bool((lam * hi + mu - beta > 0).all())  # DeepT's point: the enclosure stays positive
 
 
+def exp_excess(seed: int, shrink: float = 1.0) -> float:
+    """Largest relative amount by which exp(x) leaves ``convex_relax``'s enclosure for an arbitrary
+    slope (DeepT's softmax uses the slope at the centre, any slope must be sound), x in [l, u]."""
+    gen = torch.Generator().manual_seed(seed)
+    count = 500
+    lo = torch.rand(count, generator=gen, dtype=torch.float64) * 60 - 40
+    hi = lo + 10.0 ** (torch.rand(count, generator=gen, dtype=torch.float64) * 14 - 12)
+    hi[::13] = lo[::13]
+    lam = torch.rand(count, generator=gen, dtype=torch.float64) * 2 * hi.exp()
+    lam[::7] = 0.0
+    lam, mu, beta = deept.convex_relax(torch.exp, torch.exp, torch.log, lo, hi, lam)
+    worst = -float("inf")
+    for t in [torch.zeros_like(lo), torch.ones_like(lo)] + [
+        torch.rand(lo.shape, generator=gen, dtype=torch.float64) for _ in range(40)
+    ]:
+        x = lo + t * (hi - lo)
+        err = (x.exp() - (lam * x + mu)).abs() - beta * shrink
+        worst = max(worst, float((err / x.exp()).max()))
+    return worst
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_exp_enclosure_is_sound_for_any_slope(seed):
+    assert exp_excess(seed) <= 1e-12
+
+
+def test_check_catches_an_exp_error_term_too_small():
+    assert max(exp_excess(s, shrink=0.5) for s in range(3)) > 0
+
+
 def test_lift_is_exact():
     z = random_zono(7, 0.2)
     lifted = z.lift()
