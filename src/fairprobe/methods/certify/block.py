@@ -50,7 +50,7 @@ class CertifyBlock(BlockBase):
         default="deept",
         description="zonotope relaxation: deept = DeepT's (softmax as 1/sum exp of score differences, a "
         "fresh noise symbol for each new error term): proved 3.7-13x larger radii on trained Adult "
-        "models for 2-3x the CPU time; fast = the older, looser one",
+        "models for 2-3.5x the CPU time; fast = the older, looser one",
     )
     cap: int = Field(default=4096, ge=16, description="zonotope generator cap (reduction beyond it)")
     steps: int = Field(default=10, ge=1, le=40, description="bisection rounds of the ε* search")
