@@ -103,7 +103,7 @@ class ZonoBox:
         return self._nonlinear("square")
 
     def softmax(self, method: str = "deept") -> ZonoBox:
-        """The zonotope softmax by ``method`` (:data:`SOFTMAX_METHODS`), met with the tight interval
+        """The zonotope softmax by ``method`` (``deept`` or ``current``, :meth:`.zonotope.Zono.softmax`), met with the tight interval
         softmax; DeepT's relaxation also returns its own interval bound (from the correlated bounds
         of the score differences, :func:`.softmax.deept_softmax`), which is met as well."""
         if method == "deept":
@@ -179,6 +179,10 @@ def walk(
 ) -> Any:
     """Interpret ``model`` (float64, eval) on abstract token embeddings ``x`` of shape (n, dim);
     ``relaxation`` picks the zonotope relaxation (:data:`RELAXATIONS`)."""
+    if relaxation not in RELAXATIONS:
+        raise ValueError(
+            f"unknown zonotope relaxation {relaxation!r}; choose one of {', '.join(RELAXATIONS)}"
+        )
     softmax, fresh_symbols = RELAXATIONS[relaxation]
 
     def fresh(v: Any) -> Any:
