@@ -307,12 +307,9 @@ class Zono:
         """
         import torch
 
-        flat_r = self.r.reshape(-1)
-        idx = torch.nonzero(flat_r > 0).flatten()
-        fresh = self.g.new_zeros((idx.numel(), flat_r.numel()))
-        fresh[torch.arange(idx.numel()), idx] = flat_r[idx]
-        g = torch.cat([self.g.reshape(self.g.shape[0], -1), fresh])
-        r = torch.zeros_like(flat_r)
+        lifted = self.lift()
+        g = lifted.g.reshape(lifted.g.shape[0], -1)
+        r = torch.zeros_like(self.r.reshape(-1))
         fixed = min(fixed, g.shape[0])
         room = max(cap - fixed, 0)
         if g.shape[0] > fixed + room:
