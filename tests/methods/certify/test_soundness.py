@@ -89,7 +89,7 @@ def test_point_walk_is_the_model(loaded, sentences):
     ],
 )
 def test_random_points_of_the_box_stay_inside_every_layer_bound(loaded, sentences, domain, relaxation):
-    for j, (_, ids) in enumerate(sentences[:4]):
+    for j, (_, ids) in enumerate(sentences[: 4 if relaxation == "deept" else 2]):  # the default: more
         e = embed(loaded, ids)
         for eps in (1e-3, 2e-2, 6e-2):
             bounds = layer_bounds(loaded.module, e, eps, domain, relaxation=relaxation)
@@ -123,7 +123,7 @@ def test_actual_gender_substitutions_stay_inside_the_bounds_at_t(loaded, sentenc
 def test_certified_sentences_never_change_prediction(loaded, sentences):
     subs = Substitutes(loaded, k=50)
     index = {w: i for i, w in enumerate(loaded.vocab)}
-    settings = VerifierSettings(steps=6, baseline=False, attack=False)
+    settings = VerifierSettings(steps=4, baseline=False, attack=False)
     certified = 0
     for example, ids in sentences:
         record = certify(loaded, example, subs, settings)
