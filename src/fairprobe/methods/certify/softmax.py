@@ -28,9 +28,11 @@ Steps, for every row of scores (one query of one head), following DeepT's ``proc
    exp(l(d_kj))]``, returned for the reduced product (:class:`.network.ZonoBox`).
 
 **Compute, not memory.** DeepT forms the (n × n) table of differences per row with all generators
-(``h·n³·k`` values: 19 GB in float64 on a 64-token sentence with 4,608 symbols). Here only the
-L1 distances (n × n per row) and a copy of the rows' generators are formed, ``chunk`` rows at a
-time, so the memory stays that of the scores themselves; the cost is ``h·n³·k`` operations.
+(``h·n³·k`` values: 19 GB in float64 on a 64-token sentence with 4,608 symbols). Here the table
+is never formed: the differences' bounds need only their L1 distances (``h·n²`` values, from
+``TOP`` generators compared exactly, :func:`l1_distances`), and the sum's generators follow from
+the slopes without it (:func:`deept_softmax`), so the memory stays that of the scores themselves;
+the cost is ``h·n³·TOP`` for the distances plus a few passes over the scores' generators.
 
 **Differences from DeepT**, each sound:
 
