@@ -53,6 +53,8 @@ class VerifierSettings:
     """Also search ε* with the interval (IBP) verifier, the baseline."""
     attack: bool = True
     """Also search an attack radius (:mod:`.attack`): the empirical upper bound beside ε*."""
+    relaxation: str = "deept"
+    """The zonotope relaxation (:data:`.network.RELAXATIONS`): DeepT's, or the older ``fast``."""
 
 
 def sensitive_vocabulary(loaded: LoadedModel) -> set[str]:
@@ -223,12 +225,21 @@ def _search(loaded: LoadedModel, e, pred: int, domain: str, settings: VerifierSe
     floor, upper, extra = 0.0, None, 0
     if 0.0 < t < float("inf"):
         extra = 1
-        if verifies(loaded.module, e, pred, t, domain, settings.cap):
+        if verifies(loaded.module, e, pred, t, domain, settings.cap, settings.relaxation):
             floor = t
         else:
             upper = t
     res = max_verified_eps(
-        loaded.module, e, pred, domain, settings.cap, settings.eps0, settings.steps, floor=floor, upper=upper
+        loaded.module,
+        e,
+        pred,
+        domain,
+        settings.cap,
+        settings.eps0,
+        settings.steps,
+        floor=floor,
+        upper=upper,
+        relaxation=settings.relaxation,
     )
     res.calls += extra
     res.seconds = time.perf_counter() - start

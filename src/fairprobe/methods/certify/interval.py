@@ -72,7 +72,7 @@ class Point:
     def clamp(self, lo: float, hi: float) -> Point:
         return self
 
-    def softmax(self) -> Point:
+    def softmax(self, method: str = "deept") -> Point:
         return Point(self.v.softmax(-1))
 
     def center(self) -> torch.Tensor:
@@ -82,6 +82,10 @@ class Point:
         return self.v, self.v
 
     def block_end(self, cap: int, fixed: int = 0) -> Point:
+        return self
+
+    def lift(self) -> Point:
+        """Nothing to do: no noise symbols (see :meth:`.zonotope.Zono.lift`)."""
         return self
 
     def margin_lower(self, target: int) -> torch.Tensor:
@@ -178,8 +182,9 @@ class Box:
         a, b = a.clamp(lo, hi), b.clamp(lo, hi)
         return Box.from_bounds(a, b)
 
-    def softmax(self) -> Box:
-        """Tight interval softmax over the last axis, in log space (no overflow):
+    def softmax(self, method: str = "deept") -> Box:
+        """Tight interval softmax over the last axis, in log space (no overflow; ``method``, the
+        zonotope's relaxation, does not apply to intervals):
         ``p_i in [1 / (1 + sum_{j!=i} exp(u_j - l_i)), 1 / (1 + sum_{j!=i} exp(l_j - u_i))]``."""
         import torch
 
@@ -200,6 +205,10 @@ class Box:
         return self.c - self.r, self.c + self.r
 
     def block_end(self, cap: int, fixed: int = 0) -> Box:
+        return self
+
+    def lift(self) -> Box:
+        """Nothing to do: no noise symbols (see :meth:`.zonotope.Zono.lift`)."""
         return self
 
     def margin_lower(self, target: int) -> torch.Tensor:

@@ -8,12 +8,13 @@ Choices (issue 6 asks for them to be written down):
 
 - Input set: an ℓ∞ box of radius ε around *every* token embedding of the (unpadded) sentence,
   as a zonotope with one generator per coordinate (Eq. 6); position embeddings are added exactly.
-- Softmax: ``exp(s - m) * 1 / sum_j exp(s_j - m)`` with ``m`` the row maximum of the centre (a
-  constant shift, exact), exp and reciprocal relaxed (:mod:`.relax`), the product bilinear — not
-  DeepT's ``1 / sum_j exp(s_j - s_i)``; :meth:`.zonotope.Zono.softmax` lists the differences. The
-  denominator's lower bound is floored at ``sum_j exp(l_j)``, a sound fact. The interval (IBP)
-  softmax is the tight per-element bound ``1 / (1 + sum_{j≠i} exp(u_j - l_i))`` ..., computed in log
-  space; when exp would overflow the zonotope falls back to those interval bounds.
+- Relaxation (:data:`RELAXATIONS`, the certify block's ``relaxation``): by default DeepT's —
+  softmax as ``1 / sum_j exp(s_j - s_k)`` (:mod:`.softmax`) and a fresh noise symbol for every
+  new error term that an affine map would mix; ``fast`` is the older one (softmax as
+  ``exp(s - m) * 1 / sum_j exp(s_j - m)``, a product, :meth:`.zonotope.Zono.softmax`; new error
+  terms kept per element until the block's end). The interval (IBP) softmax is the tight
+  per-element bound ``1 / (1 + sum_{j≠i} exp(u_j - l_i))`` ..., computed in log space; when exp
+  would overflow the zonotope falls back to those interval bounds.
 - LayerNorm: ``(x - mean) * rsqrt(mean((x - mean)^2) + eps) * gamma + beta``; the centring is an
   exact affine map, the square and ``1/sqrt`` are relaxed, the variance floored at 0.
 - :class:`ZonoBox` is the reduced product of zonotopes and intervals: every relaxation uses the
@@ -101,8 +102,23 @@ class ZonoBox:
     def square(self) -> ZonoBox:
         return self._nonlinear("square")
 
-    def softmax(self) -> ZonoBox:
-        return self._nonlinear("softmax")
+    def softmax(self, method: str = "deept") -> ZonoBox:
+        """The zonotope softmax by ``method`` (``deept`` or ``current``, :meth:`.zonotope.Zono.softmax`), met with the tight interval
+        softmax; DeepT's relaxation also returns its own interval bound (from the correlated bounds
+        of the score differences, :func:`.softmax.deept_softmax`), which is met as well."""
+        if method == "deept":
+            from fairprobe.methods.certify.softmax import deept_softmax
+
+            bounds = self.bounds()
+            res = deept_softmax(self.z, bounds)
+            if res is not None:
+                z, (dl, du) = res
+                zl, zu = z.bounds()
+                zl, zu = zl.nan_to_num(nan=float("-inf")), zu.nan_to_num(nan=float("inf"))
+                bl, bu = Box.from_bounds(*bounds).softmax().bounds()
+                lo, hi = bl.maximum(zl).maximum(dl), bu.minimum(zu).minimum(du)
+                return ZonoBox(z, Box.from_bounds(lo, hi.maximum(lo)))
+        return self._nonlinear("softmax", "current")
 
     def clamp(self, lo: float, hi: float) -> ZonoBox:
         return ZonoBox(self.z, self.b.clamp(lo, hi))
@@ -113,23 +129,65 @@ class ZonoBox:
     def block_end(self, cap: int, fixed: int = 0) -> ZonoBox:
         return ZonoBox(self.z.block_end(cap, fixed), self.b)
 
+    def lift(self) -> ZonoBox:
+        return ZonoBox(self.z.lift(), self.b)
+
     def margin_lower(self, target: int) -> torch.Tensor:
         return self.z.margin_lower(target).nan_to_num(nan=float("-inf")).maximum(self.b.margin_lower(target))
 
 
-def _layer_norm(x: Any, ln: Any) -> Any:
+def _layer_norm(x: Any, ln: Any, fresh: Callable[[Any], Any] = lambda v: v) -> Any:
+    """LayerNorm as ``(x - mean) * rsqrt(var + eps) * gamma + beta``; ``fresh`` turns the new error
+    terms of ``1/sqrt`` and of the product into noise symbols (:data:`RELAXATIONS`)."""
     import torch
 
     d = ln.weight.shape[0]
     centre = torch.eye(d, dtype=ln.weight.dtype) - 1.0 / d
     xc = x.affine(centre)
     var = xc.square().sum(-1, keepdim=True).scale(torch.tensor(1.0 / d, dtype=ln.weight.dtype))
-    inv = var.shift(torch.tensor(ln.eps, dtype=ln.weight.dtype)).rsqrt(float(ln.eps))
-    return xc.mul(inv).scale(ln.weight).shift(ln.bias)
+    inv = fresh(var.shift(torch.tensor(ln.eps, dtype=ln.weight.dtype)).rsqrt(float(ln.eps)))
+    return fresh(xc.mul(inv)).scale(ln.weight).shift(ln.bias)
 
 
-def walk(model: Any, x: Any, cap: int = 1024, record: list[tuple[str, Any]] | None = None) -> Any:
-    """Interpret ``model`` (float64, eval) on abstract token embeddings ``x`` of shape (n, dim)."""
+RELAXATIONS: dict[str, tuple[str, bool]] = {
+    "deept": ("deept", True),
+    "fast": ("current", False),
+    "deept-softmax-only": ("deept", False),
+    "fresh-symbols-only": ("current", True),
+}
+"""Zonotope relaxations: ``name -> (softmax method of Zono.softmax, fresh noise symbols)``.
+
+- ``deept`` (the default; DeepT, Bonaert et al. 2021): DeepT's softmax (:mod:`.softmax`) and a
+  *fresh noise symbol* for every new error term of the relaxations that feed an affine map which
+  mixes elements (ReLU, the attention product ``A V``, LayerNorm's ``1/sqrt`` and product, the
+  residual sums): :meth:`.zonotope.Zono.lift`. A per-element private box fed through ``W`` is
+  bounded by ``|W| r`` and through LayerNorm's centring by ``(2 - 2/d) r``: it loses the error's
+  sign pattern across the outputs, which a shared symbol keeps. Measured on the trained models, this
+  is most of the gain (bench/verifier_gap.py).
+- ``fast``: the older relaxation (softmax as a product, :meth:`.zonotope.Zono.softmax` with
+  ``"current"``; new error terms stay per element until the block's end).
+- ``deept-softmax-only`` / ``fresh-symbols-only``: one of the two changes alone (ablations).
+"""
+
+
+def walk(
+    model: Any,
+    x: Any,
+    cap: int = 1024,
+    record: list[tuple[str, Any]] | None = None,
+    relaxation: str = "deept",
+) -> Any:
+    """Interpret ``model`` (float64, eval) on abstract token embeddings ``x`` of shape (n, dim);
+    ``relaxation`` picks the zonotope relaxation (:data:`RELAXATIONS`)."""
+    if relaxation not in RELAXATIONS:
+        raise ValueError(
+            f"unknown zonotope relaxation {relaxation!r}; choose one of {', '.join(RELAXATIONS)}"
+        )
+    softmax, fresh_symbols = RELAXATIONS[relaxation]
+
+    def fresh(v: Any) -> Any:
+        return v.lift() if fresh_symbols else v
+
     cfg = model.cfg
     n = x.center().shape[0]
     fixed = n * cfg.dim  # the input box's own noise symbols (Eq. 6), never reduced
@@ -147,15 +205,15 @@ def walk(model: Any, x: Any, cap: int = 1024, record: list[tuple[str, Any]] | No
         k = x.affine(blk.k.weight, blk.k.bias).reshape(n, h, dh).permute(1, 2, 0)
         v = x.affine(blk.v.weight, blk.v.bias).reshape(n, h, dh).permute(1, 0, 2)
         scores = rec(f"block{i}.scores", q.matmul(k))
-        probs = rec(f"block{i}.softmax", scores.softmax())
-        att = probs.matmul(v).permute(1, 0, 2).reshape(n, cfg.dim)
+        probs = rec(f"block{i}.softmax", scores.softmax(softmax))
+        att = fresh(probs.matmul(v)).permute(1, 0, 2).reshape(n, cfg.dim)
         att = rec(f"block{i}.attention", att.affine(blk.o.weight, blk.o.bias))
-        x = rec(f"block{i}.ln1", _layer_norm(x.add(att), blk.ln1))
+        x = rec(f"block{i}.ln1", _layer_norm(fresh(x.add(att)), blk.ln1, fresh))
         hidden = x.affine(blk.ff1.weight, blk.ff1.bias)
         act = getattr(cfg, "activation", "relu")
-        f = rec(f"block{i}.{act}", hidden.gelu() if act == "gelu" else hidden.relu())
+        f = rec(f"block{i}.{act}", fresh(hidden.gelu() if act == "gelu" else hidden.relu()))
         f = f.affine(blk.ff2.weight, blk.ff2.bias)
-        x = rec(f"block{i}.ln2", _layer_norm(x.add(f), blk.ln2))
+        x = rec(f"block{i}.ln2", _layer_norm(fresh(x.add(f)), blk.ln2, fresh))
         x = x.block_end(cap, fixed)
     import torch
 
@@ -182,7 +240,15 @@ def abstract_input(e: torch.Tensor, eps: float, domain: str) -> Any:
     return ZonoBox(Zono.box_around(e, eps), box)
 
 
-def verifies(model: Any, e: torch.Tensor, target: int, eps: float, domain: str, cap: int = 1024) -> bool:
+def verifies(
+    model: Any,
+    e: torch.Tensor,
+    target: int,
+    eps: float,
+    domain: str,
+    cap: int = 1024,
+    relaxation: str = "deept",
+) -> bool:
     """True when every point of the ε-box keeps ``target`` as the arg-max logit (Eq. 8)."""
     import torch
 
@@ -190,7 +256,7 @@ def verifies(model: Any, e: torch.Tensor, target: int, eps: float, domain: str, 
         reuse_freed_memory()
 
     with torch.no_grad():
-        out = walk(model, abstract_input(e, eps, domain), cap)
+        out = walk(model, abstract_input(e, eps, domain), cap, relaxation=relaxation)
         margin = out.margin_lower(target)
     others = [j for j in range(margin.shape[0]) if j != target]
     return bool((margin[others] > 0).all())
@@ -310,6 +376,7 @@ def max_verified_eps(
     floor: float = 0.0,
     eps_max: float = 10.0,
     upper: float | None = None,
+    relaxation: str = "deept",
 ) -> SearchResult:
     """Largest ε (see :func:`search_eps`) that ``domain`` verifies; ``floor`` is known verified,
     ``upper`` known not to verify."""
@@ -319,7 +386,7 @@ def max_verified_eps(
     def ok(eps: float) -> bool:
         nonlocal calls
         calls += 1
-        return verifies(model, e, target, eps, domain, cap)
+        return verifies(model, e, target, eps, domain, cap, relaxation)
 
     eps_star = search_eps(ok, eps0, steps, floor, eps_max, upper)
     return SearchResult(eps_star, calls, time.perf_counter() - start)

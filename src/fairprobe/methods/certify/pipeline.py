@@ -127,7 +127,7 @@ def validate(block: CertifyBlock) -> None:
 def execute(block: CertifyBlock, ctx: RunContext) -> None:
     apply_torch(ctx.threads)  # the block's ``threads`` (auto: the free cores), set by the runner
     settings = VerifierSettings(
-        block.domain, block.cap, block.steps, block.eps0, block.baseline, block.attack
+        block.domain, block.cap, block.steps, block.eps0, block.baseline, block.attack, block.relaxation
     )
     user = load_substitute_file(block.substitutes) if block.substitutes else None
     main = load_model(Path(block.model))

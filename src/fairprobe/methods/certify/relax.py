@@ -95,6 +95,23 @@ def reciprocal_relax(l: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, to
     return convex_relax(lambda x: 1.0 / x, lambda x: -1.0 / (x * x), lambda lam: 1.0 / torch.sqrt(-lam), l, u)
 
 
+def reciprocal_relax_positive(
+    l: torch.Tensor, u: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``1/x`` on ``[l, u]`` with ``l > 0``, DeepT's slope choice (Bonaert et al. 2021, §5.3; eth-sri/DeepT
+    ``Zonotope.reciprocal`` with ``y_positive_constraint``): the tangent point is
+    ``t = max(sqrt(l u), u/2 + 0.01 u)`` — the chord's tangent point ``sqrt(l u)`` (minimal area)
+    unless that would let the lower line ``2/t - x/t**2`` reach 0 before ``u``, so the enclosure stays
+    positive (a softmax output). DeepT adds an absolute 0.01; a relative one keeps it scale-free."""
+    import torch
+
+    t = torch.maximum(torch.sqrt(l * u), u * 0.51)
+    lam = -1.0 / (t * t)
+    return convex_relax(
+        lambda x: 1.0 / x, lambda x: -1.0 / (x * x), lambda s: 1.0 / torch.sqrt(-s), l, u, lam
+    )
+
+
 def rsqrt_relax(l: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``1/sqrt(x)`` on ``[l, u]`` with ``l > 0`` (LayerNorm's inverse standard deviation)."""
     import torch

@@ -8,6 +8,9 @@ Choices (written down as issue 6 asks):
 - New error terms of relaxations and of the bilinear products go into the private box ``r`` (one
   fresh symbol per element). Treating them as private is sound: every operation below is sound for
   *any* ``delta`` inside the box, so losing their cross-element correlation only over-approximates.
+  It is also loose: an affine map bounds a private box by ``|W| r``. DeepT's relaxation (the
+  verifier's default, :data:`.network.RELAXATIONS`) therefore turns the box into fresh noise
+  symbols (:meth:`Zono.lift`) before every affine map that mixes elements.
 - At the end of each transformer block (:meth:`block_end`) the box is turned into explicit
   generators (one per non-zero element) and the generator matrix is reduced to ``cap`` rows:
   the rows with the largest ``||g||_1 - ||g||_inf`` (Girard's criterion) are kept, the rest are
@@ -186,8 +189,12 @@ class Zono:
     def clamp(self, lo: float, hi: float) -> Zono:
         return self
 
-    def softmax(self, bounds: tuple[torch.Tensor, torch.Tensor] | None = None) -> Zono:
-        """Softmax over the last axis as ``exp(s - m) * (1 / sum_j exp(s_j - m))``.
+    def softmax(self, method: str = "deept", bounds: tuple[torch.Tensor, torch.Tensor] | None = None) -> Zono:
+        """Softmax over the last axis. ``method="deept"`` (the default): DeepT's relaxation
+        ``1 / sum_j exp(s_j - s_k)``, :func:`.softmax.deept_softmax`; it falls back to the older
+        one below when exp would overflow. ``method="current"``: the older, looser relaxation:
+
+        Softmax over the last axis as ``exp(s - m) * (1 / sum_j exp(s_j - m))``.
 
         ``m`` is the row maximum of the *centre* (a constant, so the shift is exact); ``exp`` and
         ``1/x`` use the parallelogram relaxations of :mod:`.relax` (exp with DeepT's slope bound,
@@ -220,6 +227,14 @@ class Zono:
 
         from fairprobe.methods.certify.interval import Box
 
+        if method == "deept":
+            from fairprobe.methods.certify.softmax import deept_softmax
+
+            res = deept_softmax(self, bounds)
+            if res is not None:
+                return res[0]
+        elif method != "current":
+            raise ValueError(f"unknown softmax relaxation {method!r}")
         lo, hi = bounds or self.bounds()
         m = self.c.amax(-1, keepdim=True)
         if float((hi - m).max()) < 300:
@@ -268,6 +283,21 @@ class Zono:
         return Zono(c, g, r)
 
     # -- generator management --------------------------------------------------------------------
+    def lift(self) -> Zono:
+        """The private box as fresh noise symbols (one per non-zero element; DeepT's own choice for
+        every new error term): exact, and it keeps the correlation of each error term across the
+        elements an affine map mixes it into. No reduction (that happens at :meth:`block_end`)."""
+        import torch
+
+        flat_r = self.r.reshape(-1)
+        idx = torch.nonzero(flat_r > 0).flatten()
+        if not idx.numel():
+            return self
+        fresh = self.g.new_zeros((idx.numel(), flat_r.numel()))
+        fresh[torch.arange(idx.numel()), idx] = flat_r[idx]
+        g = torch.cat([self.g.reshape(self.g.shape[0], -1), fresh])
+        return Zono(self.c, g.reshape(g.shape[0], *self.c.shape), torch.zeros_like(self.r))
+
     def block_end(self, cap: int, fixed: int = 0) -> Zono:
         """Turn the private box into generators, then reduce to at most ``cap`` generators.
 
@@ -277,12 +307,9 @@ class Zono:
         """
         import torch
 
-        flat_r = self.r.reshape(-1)
-        idx = torch.nonzero(flat_r > 0).flatten()
-        fresh = self.g.new_zeros((idx.numel(), flat_r.numel()))
-        fresh[torch.arange(idx.numel()), idx] = flat_r[idx]
-        g = torch.cat([self.g.reshape(self.g.shape[0], -1), fresh])
-        r = torch.zeros_like(flat_r)
+        lifted = self.lift()
+        g = lifted.g.reshape(lifted.g.shape[0], -1)
+        r = torch.zeros_like(self.r.reshape(-1))
         fixed = min(fixed, g.shape[0])
         room = max(cap - fixed, 0)
         if g.shape[0] > fixed + room:

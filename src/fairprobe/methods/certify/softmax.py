@@ -1,0 +1,186 @@
+"""DeepT's zonotope softmax (Bonaert et al., "Fast and precise certification of transformers",
+PLDI 2021, §5.3 "Softmax"; the paper's verifier, shared/seeds/certificates.txt §3.3 and App. A).
+
+DeepT writes each softmax output as a reciprocal of a sum of exponentials of *differences*::
+
+    softmax_k(s) = 1 / sum_j exp(s_j - s_k)
+
+The differences ``d_kj = s_j - s_k`` are exact affine maps of the zonotope, so whatever the scores
+share — the common-mode movement of a whole row, which is most of it — cancels before any
+relaxation, and no product of two zonotopes is needed (the older relaxation,
+:meth:`.zonotope.Zono.softmax` with ``method="current"``, relaxes ``exp(s_j - m)`` on each score's own
+range and then multiplies by the reciprocal of the sum, adding the product of both radii).
+
+Steps, for every row of scores (one query of one head), following DeepT's ``process_values`` and
+``reciprocal`` (eth-sri/DeepT, ``Verifiers/Zonotope.py``); facts carried over, code our own:
+
+1. Bounds of every difference: ``|d_kj - (c_j - c_k)| <= ||G_j - G_k||_1 + r_j + r_k`` (the
+   column L1 distance of the generators, ``torch.cdist(p=1)``), intersected with the interval
+   fact ``d_kj in [l_j - u_k, u_j - l_k]``; ``d_kk = 0`` exactly.
+2. ``exp`` on each difference with DeepT's "minimal area" parallelogram
+   (:func:`.relax.exp_relax`: tangent slope at ``min(t_crit, l + 1 - 0.01)``, lower bound > 0).
+3. The sum over j (exact): generators ``sum_j lam_kj G_j - (sum_j lam_kj) G_k``, one batched matrix
+   product; the private boxes and the relaxation errors add up.
+4. ``1/x`` on the sum, whose range is the intersection of the zonotope's and of the interval
+   ``[sum_j exp(l(d_kj)), sum_j exp(u(d_kj))]`` (>= 1: the j = k term is exactly 1), with DeepT's
+   slope choice that keeps the lower bound positive (:func:`.relax.reciprocal_relax_positive`).
+5. The same interval gives the tight bound ``softmax_k in [1 / sum_j exp(u(d_kj)), 1 / sum_j
+   exp(l(d_kj))]``, returned for the reduced product (:class:`.network.ZonoBox`).
+
+**Compute, not memory.** DeepT forms the (n × n) table of differences per row with all generators
+(``h·n³·k`` values: 19 GB in float64 on a 64-token sentence with 4,608 symbols). Here the table
+is never formed: the differences' bounds need only their L1 distances (``h·n²`` values, from
+``TOP`` generators compared exactly, :func:`l1_distances`), and the sum's generators follow from
+the slopes without it (:func:`deept_softmax`), so the memory stays that of the scores themselves;
+the cost is ``h·n³·TOP`` for the distances plus a few passes over the scores' generators.
+
+**Differences from DeepT**, each sound:
+
+- New error terms go to the per-element private box (turned into generators at the block's end),
+  as everywhere in :mod:`.zonotope`, instead of one fresh noise symbol each.
+- DeepT's optional sum-to-one refinement (``add_equality_constraint_on_softmax``, off by default in
+  its ``softmax``: ``no_constraints=True``) eliminates one noise symbol per row and narrows the
+  others' ranges; it is not done here. Its interval consequence is: each output is within the
+  bound of step 5, which is at least as tight as ``1 - sum_{j≠k} lower_j``.
+- When a difference's upper bound exceeds ``EXP_LIMIT`` (exp would overflow) the caller falls
+  back to the older relaxation (which itself falls back to intervals).
+"""
+
+# ruff: noqa: E741  (l, u: the usual names of an interval's ends)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fairprobe.methods.certify.relax import convex_relax, exp_relax, reciprocal_relax_positive
+
+if TYPE_CHECKING:
+    import torch
+
+    from fairprobe.methods.certify.zonotope import Zono
+
+EXP_LIMIT = 600.0
+"""Largest difference upper bound handled (exp(600) ~ 4e260, far from float64's overflow)."""
+
+TOP = 128
+"""Generators compared exactly in the differences' L1 distances (:func:`l1_distances`)."""
+
+ROUND = 1e-12
+"""Relative pad on the L1 distances against float64 rounding in the sums (k <= 1e4 terms)."""
+
+
+def l1_distances(g: torch.Tensor, gabs: torch.Tensor, top: int | None) -> torch.Tensor:
+    """Upper bounds of ``||G[:, b, j] - G[:, b, k]||_1`` (B, n, n) for generators ``g`` (k, B, n)
+    whose per-element L1 mass ``gabs = |g|.sum(0)`` (B, n) is known.
+
+    The ``top`` generators of largest total mass are compared exactly (``torch.cdist(p=1)``); for
+    the others the triangle inequality ``|a_j - a_k| <= |a_j| + |a_k|`` gives their mass
+    ``gabs - |head|.sum(0)``, so the cost is ``B·n²·top``, not ``B·n²·k`` (``top=None``: exact).
+    """
+    import torch
+
+    k, b, n = g.shape
+    if not k:
+        return g.new_zeros((b, n, n))
+    if top is None or k <= top:
+        return torch.cdist(g.permute(1, 2, 0), g.permute(1, 2, 0), p=1)
+    mass = torch.cat([part.abs().sum((1, 2)) for part in g.split(256)])  # no |g|-sized temporary
+    head = g[torch.topk(mass, top).indices]
+    habs = head.abs().sum(0)
+    tail = (gabs - habs).clamp_min(0) + ROUND * gabs  # rounding of the two sums
+    ht = head.permute(1, 2, 0).contiguous()
+    return torch.cdist(ht, ht, p=1) + tail.unsqueeze(-1) + tail.unsqueeze(-2)
+
+
+def difference_bounds(
+    c: torch.Tensor,
+    dist: torch.Tensor,
+    r: torch.Tensor,
+    lo: torch.Tensor,
+    hi: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Bounds of ``d[b, k, j] = s[b, j] - s[b, k]`` for rows ``b`` of scores ``s = c + G eps + delta``.
+
+    ``c``, ``r``, ``lo``, ``hi``: (B, n); ``dist``: bounds of the generators' column L1 distances
+    (B, n, n) (:func:`l1_distances`). The zonotope bound (step 1) meets the interval one; the
+    diagonal is 0.
+    """
+    import torch
+
+    n = c.shape[-1]
+    rad = (dist + r.unsqueeze(-1) + r.unsqueeze(-2)) * (1 + ROUND) + 1e-300
+    cd = c.unsqueeze(-2) - c.unsqueeze(-1)  # [b, k, j] = c_j - c_k
+    dl = torch.maximum(cd - rad, lo.unsqueeze(-2) - hi.unsqueeze(-1))
+    du = torch.minimum(cd + rad, hi.unsqueeze(-2) - lo.unsqueeze(-1))
+    du = torch.maximum(du, dl)
+    eye = torch.eye(n, dtype=torch.bool)
+    return dl.masked_fill(eye, 0.0), du.masked_fill(eye, 0.0)
+
+
+def deept_softmax(
+    z: Zono,
+    bounds: tuple[torch.Tensor, torch.Tensor] | None = None,
+    top: int | None = TOP,
+    slope: str = "centre",
+) -> tuple[Zono, tuple[torch.Tensor, torch.Tensor]] | None:
+    """Softmax over the last axis of ``z`` by DeepT's relaxation (module docstring). Returns the
+    output zonotope and interval bounds of every output (step 5), or ``None`` when a difference
+    could reach ``EXP_LIMIT`` (the caller falls back).
+
+    ``slope`` is the slope of each ``exp(d_kj)`` enclosure. ``"area"``: DeepT's minimal-area choice
+    (:func:`.relax.exp_relax`); the sum's generators are then ``G @ m`` with one (n × n) matrix per
+    row, ``k·h·n³`` multiply-adds. ``"centre"`` (default): the derivative at the centre,
+    ``exp(c_j - c_k) = u_j v_k`` with ``u = exp(c - max c)`` and ``v = 1/u``; any slope gives a sound
+    enclosure (:func:`.relax.convex_relax` bounds the error for the slope it is given), and this one
+    is rank one per row, so the generators are ``v_k (w - U G_k)`` with ``w = sum_j u_j G_j`` and
+    ``U = sum_j u_j``: ``k·h·n²``. For narrow differences both slopes agree to first order.
+    """
+    import torch
+
+    from fairprobe.methods.certify.zonotope import Zono, abs_sum
+
+    lo, hi = bounds or z.bounds()
+    n = z.c.shape[-1]
+    rows = z.c.numel() // n
+    k = z.g.shape[0]
+    c, r = z.c.reshape(rows, n), z.r.reshape(rows, n)
+    lo, hi = lo.reshape(rows, n), hi.reshape(rows, n)
+    g = z.g.reshape(k, rows, n)
+    gabs = (z._gabs if z._gabs is not None else abs_sum(z.g)).reshape(rows, n)
+    dl, du = difference_bounds(c, l1_distances(g, gabs, top), r, lo, hi)
+    if float(du.max()) > EXP_LIMIT:
+        return None
+    eye = torch.eye(n, dtype=torch.bool)
+    if slope == "centre":
+        u = (c - c.amax(-1, keepdim=True)).exp()  # (B, n), max 1
+        v = 1.0 / u
+        lam, mu, beta = convex_relax(
+            torch.exp, torch.exp, torch.log, dl, du, v.unsqueeze(-1) * u.unsqueeze(-2)
+        )
+    else:
+        lam, mu, beta = exp_relax(dl, du)
+    lam = lam.masked_fill(eye, 0.0)  # exp(d_kk) = exp(0) = 1 exactly
+    mu = mu.masked_fill(eye, 1.0)
+    beta = beta.masked_fill(eye, 0.0)
+    lsum = lam.sum(-1)  # (B, n): sum_j lam_kj
+    # the sum S_k = sum_j exp(d_kj): centre, private box (the scores' own and the new errors)
+    s_c = (lam * (c.unsqueeze(-2) - c.unsqueeze(-1)) + mu).sum(-1)
+    s_r = (lam * r.unsqueeze(-2)).sum(-1) + lsum * r + beta.sum(-1)
+    # its range (step 4): every d_kj within its bounds; >= 1 (the j = k term)
+    a = dl.exp().sum(-1) * (1 - ROUND)
+    b = torch.maximum(du.exp().sum(-1) * (1 + ROUND), a)
+    lam_r, mu_r, beta_r = reciprocal_relax_positive(a, b)
+    out_c = lam_r * s_c + mu_r
+    out_r = lam_r.abs() * s_r + beta_r
+    if slope == "centre":  # out_k = lam_r_k v_k (w - U G_k)
+        w = torch.einsum("krj,rj->kr", g, u)
+        out_g = g * -u.sum(-1).unsqueeze(-1)
+        out_g += w.unsqueeze(-1)
+        out_g *= lam_r * v
+    else:  # out_k = lam_r_k (sum_j lam_kj G_j - lsum_k G_k) = G @ m, one (n × n) m per row
+        m = (lam.transpose(-1, -2) - torch.diag_embed(lsum)) * lam_r.unsqueeze(-2)
+        out_g = z.g.new_empty((k, rows, n))
+        for row in range(rows):
+            out_g[:, row].copy_(g[:, row] @ m[row])
+    shape = z.c.shape
+    out = Zono(out_c.reshape(shape), out_g.reshape(k, *shape), out_r.reshape(shape))
+    return out, ((1.0 / b).reshape(shape) * (1 - ROUND), (1.0 / a).reshape(shape) * (1 + ROUND))
