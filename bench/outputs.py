@@ -27,10 +27,11 @@ now; peak RSS 454 / 366 MiB; ``fairprobe report`` of 1,012,144 findings 41.1 s w
 with a 2.56 GB findings.jsonl) before, 24.5 s (8.5 s CPU) now; extrapolated to 1M mutants: 2,860 MB
 before, 94 MB now.
 
-Measured at 1M (2026-11-26, load 5-13 from other work): 128 reviews, 1,067,043 mutants, executed in
-619 s; run.db 27.9 MB, findings/ 56.0 MB (zstd 9, 8,192-row groups; 70.4 MB before), report-findings/
-46.3 MB: about 130 MB. ``fairprobe report`` of it: 4.6 s CPU (14.7 s wall at load 10.6), peak RSS
-847 MiB, the findings view's pages reused (a5ce989: 467 s CPU, peak 1,848 MiB).
+Measured at 1M (2026-11-26, load 5-7 from other work): 128 reviews, 1,067,043 mutants, executed in
+328 s (228 s CPU); run.db 27.9 MB, findings/ 56.2 MB (zstd 9, 8,192-row groups), report-findings/
+9.4 MB (gzip-compressed pages): 93.6 MB in all; peak RSS of the run 996 MiB. ``fairprobe report`` of
+it: 4.0-4.2 s CPU (8.1-8.6 s wall at load 7.3), peak RSS 901 MiB, the findings view's pages reused
+(a5ce989: 467 s CPU, peak 1,848 MiB).
 """
 
 from __future__ import annotations
