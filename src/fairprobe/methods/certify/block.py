@@ -97,6 +97,16 @@ class TrainOptions(BaseModel):
     augment_prob: float = Field(
         default=0.8, ge=0, le=1, description="per-token synonym replacement probability"
     )
+    augment_balance: bool = Field(
+        default=False,
+        description="synonym variants of the minority class until both classes are equally frequent "
+        "(the paper's salary models, with --augment-prob 0.3)",
+    )
+    tokenizer: Literal["words", "wordpiece"] = Field(
+        default="words",
+        description="lower-case whole words, or BERT's uncased WordPiece vocabulary (30,522 tokens, "
+        "the paper's choice; read from the packaged MiniLM tokenizer, no download)",
+    )
     pretrain_final_lr: float | None = Field(default=None, gt=0, le=1, description="their step size (1e-4)")
     semantic_pairs: int | None = Field(
         default=None, ge=1, description="WordNet synonym pairs (default 20000)"

@@ -73,6 +73,8 @@ def add_commands(app: typer.Typer) -> None:
             pretrain_options=options,
             augment_factor=v["augment_factor"],
             augment_prob=v["augment_prob"],
+            augment_balance=v["augment_balance"],
+            tokenizer=v["tokenizer"],
         )
 
         def log(msg: str) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fairprobe.errors import ModelError
+from fairprobe.methods.certify import lexicon
 
 
 @dataclass
@@ -142,6 +143,7 @@ def load_model(model_dir: Path, dtype: str = "float64") -> LoadedModel:
         if "layers" in raw:  # your own transformer (.usermodel)
             from fairprobe.methods.certify.usermodel import load_user_model
 
+            lexicon.use_tokenizer("words")
             state = _load_state(model_dir)
             module, cfg, vocab = load_user_model(model_dir, raw, state)
             meta = {
@@ -156,6 +158,7 @@ def load_model(model_dir: Path, dtype: str = "float64") -> LoadedModel:
                 f"{model_dir} has no {name}; train one with `fairprobe certify train --out {model_dir}`"
             )
     cfg = _read_config(model_dir / "config.json")
+    lexicon.use_tokenizer(str(cfg.extra.get("tokenizer", "words")))  # text reads as this model reads it
     vocab = _read_json(model_dir / "vocab.json", list)
     meta = _read_json(model_dir / "meta.json", dict) if (model_dir / "meta.json").is_file() else {}
     module = build_model(cfg)

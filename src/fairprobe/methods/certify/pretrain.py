@@ -149,9 +149,25 @@ def semantic_pairs(words: list[str], exclude: frozenset[str], limit: int, seed: 
     return [(a, b, 0) for a, b in synonyms] + dissimilar + [(a, b, 1) for a, b in antonyms]
 
 
+def _piece_ids(rows: list[int | tuple[int, ...]]):  # type: ignore[no-untyped-def]
+    """``(ids, None)`` when every word is one row; else padded ``(ids, weights)`` for mean pooling."""
+    import torch
+
+    if all(isinstance(r, int) for r in rows):
+        return torch.tensor(rows), None
+    seqs = [(r,) if isinstance(r, int) else tuple(r) for r in rows]
+    width = max(len(r) for r in seqs)
+    ids = torch.zeros((len(seqs), width), dtype=torch.long)
+    w = torch.zeros((len(seqs), width))
+    for i, r in enumerate(seqs):
+        ids[i, : len(r)] = torch.tensor(r)
+        w[i, : len(r)] = 1.0
+    return ids, w
+
+
 def train_pairs(
     table,
-    index: dict[str, int],
+    index: dict[str, int] | dict[str, tuple[int, ...]],
     pairs: list[Pair],
     alpha: float,
     margin: float,
@@ -162,7 +178,10 @@ def train_pairs(
     phase: str = "pre-training",
 ) -> list[float]:  # type: ignore[no-untyped-def]
     """Optimise rows of ``table`` (an ``nn.Embedding``) on ``pairs``; returns the loss per epoch
-    (and reports each epoch's loss and an ETA through ``log``, :class:`.epochs.EpochLog`)."""
+    (and reports each epoch's loss and an ETA through ``log``, :class:`.epochs.EpochLog`).
+
+    ``index`` maps a word to its row, or (WordPiece) to the rows of its pieces, whose mean is the
+    word's embedding ("these subwords are embedded and mean-pooled", App. B.3)."""
     import torch
 
     from fairprobe.methods.certify.epochs import EpochLog
@@ -170,9 +189,16 @@ def train_pairs(
     pairs = [p for p in pairs if p[0] in index and p[1] in index and p[0] != p[1]]
     if not pairs or epochs <= 0:
         return []
-    a = torch.tensor([index[p[0]] for p in pairs])
-    b = torch.tensor([index[p[1]] for p in pairs])
+    a, wa = _piece_ids([index[p[0]] for p in pairs])
+    b, wb = _piece_ids([index[p[1]] for p in pairs])
     y = torch.tensor([float(p[2]) for p in pairs])
+
+    def embed(ids, w):  # type: ignore[no-untyped-def]
+        """A word's embedding: its row, or the mean of its WordPiece rows (App. B.3)."""
+        if w is None:
+            return table(ids)
+        return (table(ids) * w[..., None]).sum(1) / w.sum(1, keepdim=True)
+
     # Keras defaults (see the module docstring): constant learning rate, no scheduler
     opt = torch.optim.Adam(table.parameters(), lr=cfg.lr, eps=cfg.adam_eps)
     gen = torch.Generator().manual_seed(seed)
@@ -183,7 +209,9 @@ def train_pairs(
         total = 0.0
         for start in range(0, len(pairs), cfg.batch):
             idx = order[start : start + cfg.batch]
-            loss = contrastive_loss(table(a[idx]), table(b[idx]), y[idx], alpha, margin)
+            e1 = embed(a[idx], None if wa is None else wa[idx])
+            e2 = embed(b[idx], None if wb is None else wb[idx])
+            loss = contrastive_loss(e1, e2, y[idx], alpha, margin)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -208,7 +236,7 @@ def pretraining_words(
 
 def pretrain_embeddings(
     table,
-    index: dict[str, int],
+    index: dict[str, int] | dict[str, tuple[int, ...]],
     phase1: list[Pair],
     phase2: list[Pair],
     cfg: PretrainConfig,

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fairprobe.methods.certify import lexicon
+from fairprobe.methods.certify import lexicon, vocabulary
 from fairprobe.methods.certify.data import Example, load_task
 from fairprobe.methods.certify.epochs import EpochLog
 from fairprobe.methods.certify.model import ModelConfig, build_model, save_model
@@ -55,6 +55,11 @@ class TrainConfig:
     """Synonym-augmented variants per positive training sentence (App. B.5; 0 = none, the paper's
     Table 1 models; 3 in its adversarially trained model)."""
     augment_prob: float = 0.8
+    augment_balance: bool = False
+    """App. B.5 (the salary models): synonym variants of the minority class until both classes are
+    equally frequent, each word replaced with probability ``augment_prob`` (0.3 in the paper)."""
+    tokenizer: str = "words"
+    """``words`` or ``wordpiece`` (BERT uncased, the paper's Table 8), :mod:`.vocabulary`."""
 
     def model_blocks(self) -> int:
         return self.blocks or (6 if self.task == "adult-gender" else 3)
@@ -177,22 +182,41 @@ def train_task(out: Path, cfg: TrainConfig, log: Callable[[str], None] = print) 
     torch.manual_seed(cfg.seed)
     train = _sample(load_task(cfg.task, "train"), cfg.train_limit, cfg.seed)
     test = _sample(load_task(cfg.task, "test"), cfg.test_limit, cfg.seed)
+    lexicon.use_tokenizer(cfg.tokenizer)
+    sensitive = lexicon.gender_specific() if cfg.task == "adult-gender" else frozenset(lexicon.toxic_terms())
+    if cfg.augment_balance:
+        from fairprobe.methods.certify.augment import balance_augment
+
+        extra = balance_augment(train, cfg.augment_prob, cfg.seed, keep=sensitive)
+        log(f"synonym augmentation (App. B.5): {len(extra)} variants balance the classes")
+        train = train + extra
     if cfg.augment_factor:
         from fairprobe.methods.certify.augment import synonym_augment
 
-        extra = synonym_augment(train, cfg.augment_factor, cfg.augment_prob, cfg.seed)
+        extra = synonym_augment(train, cfg.augment_factor, cfg.augment_prob, cfg.seed, keep=sensitive)
         log(
             f"synonym augmentation: {len(extra)} variants of {len(extra) // cfg.augment_factor} positive sentences"
         )
         train = train + extra
-    task_words = sorted({w for e in train for w in lexicon.tokenize(e.text)})
+    task_words = sorted({w for e in train for w in lexicon.words(e.text)})
     pcfg = PretrainConfig.for_task(cfg.task, cfg.model_blocks(), **cfg.pretrain_options)
     if cfg.pretrain:
         log(f"collecting pre-training pairs ({cfg.task}, {len(task_words)} words in the training data)")
     phase1, phase2 = pretraining_words(cfg.task, task_words, pcfg, cfg.seed) if cfg.pretrain else ([], [])
-    sensitive = lexicon.gender_specific() if cfg.task == "adult-gender" else frozenset(lexicon.toxic_terms())
-    vocab = build_vocab([e.text for e in train], {w for p in phase1 + phase2 for w in p[:2]} | set(sensitive))
-    index = {w: i for i, w in enumerate(vocab)}
+    pair_words = {w for p in phase1 + phase2 for w in p[:2]}
+    if cfg.tokenizer == "wordpiece":
+        vocab = list(vocabulary.bert_vocab())
+        index = {w: i for i, w in enumerate(vocab)}
+        # a pre-training word is the mean of its pieces (App. B.3); one with an unknown piece is left out
+        word_rows: dict[str, Any] = {}
+        for w in sorted(pair_words):
+            ids = tuple(index[p] for p in vocabulary.pieces_of(w, "wordpiece"))
+            if ids and 1 not in ids:
+                word_rows[w] = ids[0] if len(ids) == 1 else ids
+    else:
+        vocab = build_vocab([e.text for e in train], pair_words | set(sensitive))
+        index = {w: i for i, w in enumerate(vocab)}
+        word_rows = index
     mcfg = ModelConfig(
         vocab_size=len(vocab),
         dim=cfg.dim,
@@ -201,12 +225,13 @@ def train_task(out: Path, cfg: TrainConfig, log: Callable[[str], None] = print) 
         blocks=cfg.model_blocks(),
         dropout=cfg.model_dropout(),
         task=cfg.task,
+        extra={"tokenizer": cfg.tokenizer},
     )
     module = build_model(mcfg)
     losses: dict[str, list[float]] = {}
     if cfg.pretrain:
         log(f"pre-training embeddings: {len(phase1)} sensitive pairs, {len(phase2)} WordNet pairs")
-        losses = pretrain_embeddings(module.tok, index, phase1, phase2, pcfg, cfg.seed, log)
+        losses = pretrain_embeddings(module.tok, word_rows, phase1, phase2, pcfg, cfg.seed, log)
         with torch.no_grad():
             module.tok.weight[0].zero_()
         module.tok.weight.requires_grad_(False)  # §3.2: the pre-trained table stays frozen
