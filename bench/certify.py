@@ -67,6 +67,9 @@ def main() -> None:
         action="store_true",
         help="pre-training only: t and the rank of 'male' near 'female', with and without final low-step epochs",
     )
+    ap.add_argument("--schedules", nargs="*", choices=list(SCHEDULES), help="--geometry: only these")
+    ap.add_argument("--task", default="adult-gender", help="--geometry: the task")
+    ap.add_argument("--tokenizer", default="wordpiece", choices=["words", "wordpiece"])
     ap.add_argument("--table1", action="store_true", help="the paper's three Table 1 settings")
     ap.add_argument(
         "--test-limit", type=int, help="--table1: accuracy on a seeded sample of N test sentences"
@@ -81,9 +84,10 @@ def main() -> None:
         table1(args)
         return
     if args.geometry:
-        for task in ("adult-gender", "toxicity"):
-            for final in (0, 10):
-                print(geometry(task, final, 1e-4), flush=True)
+        print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores shared)", flush=True)
+        for name in args.schedules or list(SCHEDULES):
+            row = geometry(args.task, SCHEDULES[name], args.tokenizer)
+            print({"schedule": name, **row, "load": round(os.getloadavg()[0], 1)}, flush=True)
         return
     model_dir = args.model
     if model_dir is None:
@@ -225,22 +229,38 @@ def table1(args: argparse.Namespace) -> None:
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
-def geometry(task: str, final_epochs: int, final_lr: float, seed: int = 0) -> dict:
+SCHEDULES = {
+    # pre-training schedules measured by --geometry (PretrainConfig options)
+    "keras": {"final_epochs": 0},
+    "final10": {"final_epochs": 10, "final_lr": 1e-4},
+    "cosine+final10": {"decay": "cosine", "final_epochs": 10, "final_lr": 1e-4},
+    "anchor10+final10": {"anchor_weight": 10.0, "final_epochs": 10, "final_lr": 1e-4},
+    "cosine+anchor10+final10": {
+        "decay": "cosine",
+        "anchor_weight": 10.0,
+        "final_epochs": 10,
+        "final_lr": 1e-4,
+    },
+}
+
+
+def geometry(task: str, options: dict, tokenizer: str = "wordpiece", seed: int = 0) -> dict:
     """Pre-training only (the classifier is not trained): the thresholds t(w) of the sensitive words
-    and where "male" ranks among "female"'s nearest words (the paper, App. B.3: within the 50)."""
+    and where "male" ranks among "female"'s nearest words (the paper, §4.2: within the 50)."""
     out = Path(tempfile.mkdtemp(prefix="fairprobe-geometry-")) / task
-    options = {"final_epochs": final_epochs, "final_lr": final_lr}
     start = time.perf_counter()
     train_task(
         out,
-        TrainConfig(task=task, epochs=0, test_limit=50, seed=seed, pretrain_options=options),
+        TrainConfig(
+            task=task, epochs=0, test_limit=50, seed=seed, pretrain_options=options, tokenizer=tokenizer
+        ),
         log=lambda m: None,
     )
     loaded = load_model(out)
     subs = Substitutes(loaded, k=50)
     ts = sorted(subs.threshold(w) for w in subs.sensitive)
     table = loaded.module.tok.weight.detach()
-    row: dict = {"task": task, "final_epochs": final_epochs, "final_lr": final_lr, "seed": seed}
+    row: dict = {"task": task, "tokenizer": tokenizer, "seed": seed}
     row["t_median"], row["t_max"] = median(ts), max(ts)
     row["span"] = [round(float(table.min()), 3), round(float(table.max()), 3)]
     if task == "adult-gender":
@@ -248,7 +268,11 @@ def geometry(task: str, final_epochs: int, final_lr: float, seed: int = 0) -> di
         d2 = ((table - table[index["female"]]) ** 2).sum(-1)
         d2[[0, 1, index["female"]]] = float("inf")
         row["male_rank_near_female"] = int((d2 < d2[index["male"]]).sum()) + 1
-        row["t_female"] = subs.threshold("female")
+        d2m = ((table - table[index["male"]]) ** 2).sum(-1)
+        d2m[[0, 1, index["male"]]] = float("inf")
+        row["female_rank_near_male"] = int((d2m < d2m[index["female"]]).sum()) + 1
+        row["t_female"], row["t_male"] = subs.threshold("female"), subs.threshold("male")
+        row["female_male_linf"] = float((table[index["female"]] - table[index["male"]]).abs().max())
     row["seconds"] = round(time.perf_counter() - start, 1)
     return row
 

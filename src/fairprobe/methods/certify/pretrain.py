@@ -61,6 +61,12 @@ class PretrainConfig:
     does not say how pre-training ends; ending it at a small step size lets Adam settle the gender
     cluster (measured in the module docstring), where a constant 1e-3 leaves it jittering."""
     final_lr: float = 1e-4
+    decay: str = "constant"
+    """Step size of the sensitive phase: ``constant`` (Keras' default) or ``cosine`` — from ``lr``
+    down to ``final_lr`` over its epochs (an option; the paper names no schedule)."""
+    anchor_weight: float = 1.0
+    """Loss weight of the similar pairs that hold an anchor word (``female``/``male``, B.3's "anchor
+    the gender axis"); 1 = every pair alike, as the paper. An option (see the module docstring)."""
 
     @classmethod
     def for_task(cls, task: str, blocks: int | None = None, **overrides: object) -> PretrainConfig:
@@ -77,13 +83,15 @@ class PretrainConfig:
 
 
 Pair = tuple[str, str, int]
+ANCHORS = frozenset({"female", "male"})
+"""The gender indicators of the Adult data (§4.2: t is measured around them)."""
 
 
 KERAS_EPSILON = 1e-7
 """``keras.backend.epsilon()``: the floor of the squared distance in Keras' siamese examples."""
 
 
-def contrastive_loss(e1, e2, y, alpha: float, margin: float, floor: float = KERAS_EPSILON):  # type: ignore[no-untyped-def]
+def contrastive_loss(e1, e2, y, alpha: float, margin: float, floor: float = KERAS_EPSILON, weight=None):  # type: ignore[no-untyped-def]
     """Eq. 2 averaged over a batch; ``y`` = 0 similar, 1 dissimilar (float tensor).
 
     ``D = sqrt(max(|e1 - e2|^2, floor))`` — the Euclidean distance as Keras' contrastive-loss
@@ -94,7 +102,8 @@ def contrastive_loss(e1, e2, y, alpha: float, margin: float, floor: float = KERA
     import torch
 
     d = torch.sqrt(torch.clamp(((e1 - e2) ** 2).sum(-1), min=floor))
-    return ((1 - y) * (d * d + alpha * d) + y * torch.clamp(margin - d, min=0) ** 2).mean()
+    per_pair = (1 - y) * (d * d + alpha * d) + y * torch.clamp(margin - d, min=0) ** 2
+    return (per_pair if weight is None else per_pair * weight).mean()
 
 
 def _neutral_words(candidates: list[str], sensitive: frozenset[str], use_wordnet: bool) -> list[str]:
@@ -176,6 +185,8 @@ def train_pairs(
     seed: int,
     log: Callable[[str], None] | None = None,
     phase: str = "pre-training",
+    decay: str = "constant",
+    anchors: frozenset[str] = frozenset(),
 ) -> list[float]:  # type: ignore[no-untyped-def]
     """Optimise rows of ``table`` (an ``nn.Embedding``) on ``pairs``; returns the loss per epoch
     (and reports each epoch's loss and an ETA through ``log``, :class:`.epochs.EpochLog`).
@@ -192,6 +203,11 @@ def train_pairs(
     a, wa = _piece_ids([index[p[0]] for p in pairs])
     b, wb = _piece_ids([index[p[1]] for p in pairs])
     y = torch.tensor([float(p[2]) for p in pairs])
+    weight = None
+    if anchors and cfg.anchor_weight != 1.0:
+        weight = torch.tensor(
+            [cfg.anchor_weight if p[2] == 0 and (p[0] in anchors or p[1] in anchors) else 1.0 for p in pairs]
+        )
 
     def embed(ids, w):  # type: ignore[no-untyped-def]
         """A word's embedding: its row, or the mean of its WordPiece rows (App. B.3)."""
@@ -201,6 +217,10 @@ def train_pairs(
 
     # Keras defaults (see the module docstring): constant learning rate, no scheduler
     opt = torch.optim.Adam(table.parameters(), lr=cfg.lr, eps=cfg.adam_eps)
+    steps = epochs * -(-len(pairs) // cfg.batch)
+    sched = None
+    if decay == "cosine":
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps, eta_min=cfg.final_lr)
     gen = torch.Generator().manual_seed(seed)
     losses = []
     report = EpochLog(f"{phase} ({len(pairs)} pairs)", epochs, log)
@@ -211,10 +231,14 @@ def train_pairs(
             idx = order[start : start + cfg.batch]
             e1 = embed(a[idx], None if wa is None else wa[idx])
             e2 = embed(b[idx], None if wb is None else wb[idx])
-            loss = contrastive_loss(e1, e2, y[idx], alpha, margin)
+            loss = contrastive_loss(
+                e1, e2, y[idx], alpha, margin, weight=None if weight is None else weight[idx]
+            )
             opt.zero_grad()
             loss.backward()
             opt.step()
+            if sched is not None:
+                sched.step()
             total += float(loss.detach()) * len(idx)
         losses.append(total / len(pairs))
         report.epoch(epoch + 1, f"loss {losses[-1]:.4g}")
@@ -261,6 +285,8 @@ def pretrain_embeddings(
             seed,
             log,
             "pre-training (sensitive words)",
+            cfg.decay,
+            ANCHORS,
         ),
         "semantic": train_pairs(
             table,
@@ -288,5 +314,7 @@ def pretrain_embeddings(
             seed + 2,
             log,
             f"pre-training (sensitive words, step {cfg.final_lr:g})",
+            "constant",
+            ANCHORS,
         )
     return curves
