@@ -93,6 +93,9 @@ def main() -> None:
         return
     if args.geometry:
         print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores shared)", flush=True)
+        if args.model:  # a trained model: its table's geometry only
+            print(measure(load_model(args.model)), flush=True)
+            return
         for name in args.schedules or list(SCHEDULES):
             row = geometry(args.task, SCHEDULES[name], args.tokenizer)
             print({"schedule": name, **row, "load": round(os.getloadavg()[0], 1)}, flush=True)
@@ -330,15 +333,26 @@ def geometry(task: str, options: dict, tokenizer: str = "wordpiece", seed: int =
     train_task(
         out,
         TrainConfig(
-            task=task, epochs=0, test_limit=50, seed=seed, pretrain_options=options, tokenizer=tokenizer
+            task=task,
+            blocks=8,  # Table 7's 8-block margins, as the Table 1 models
+            epochs=0,
+            test_limit=50,
+            seed=seed,
+            pretrain_options=options,
+            tokenizer=tokenizer,
         ),
         log=lambda m: None,
     )
-    loaded = load_model(out)
+    return {**measure(load_model(out)), "seed": seed, "seconds": round(time.perf_counter() - start, 1)}
+
+
+def measure(loaded) -> dict:  # type: ignore[no-untyped-def]
+    """t of the sensitive words and the mutual ranks of "female" and "male" in ``loaded``'s table."""
+    task = loaded.cfg.task
     subs = Substitutes(loaded, k=50)
     ts = sorted(subs.threshold(w) for w in subs.sensitive)
     table = loaded.module.tok.weight.detach()
-    row: dict = {"task": task, "tokenizer": tokenizer, "seed": seed}
+    row: dict = {"task": task, "tokenizer": loaded.cfg.extra.get("tokenizer", "words")}
     row["t_median"], row["t_max"] = median(ts), max(ts)
     row["span"] = [round(float(table.min()), 3), round(float(table.max()), 3)]
     if task == "adult-gender":
@@ -351,7 +365,6 @@ def geometry(task: str, options: dict, tokenizer: str = "wordpiece", seed: int =
         row["female_rank_near_male"] = int((d2m < d2m[index["female"]]).sum()) + 1
         row["t_female"], row["t_male"] = subs.threshold("female"), subs.threshold("male")
         row["female_male_linf"] = float((table[index["female"]] - table[index["male"]]).abs().max())
-    row["seconds"] = round(time.perf_counter() - start, 1)
     return row
 
 
