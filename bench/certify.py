@@ -86,6 +86,11 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=6, help="--table1: bisection rounds of the ε* search")
     ap.add_argument("--max-tokens", type=int, default=80, help="--table1: longest sentence drawn")
     ap.add_argument("--ablation", action="store_true", help="--table1: also undo each change on Adult 8")
+    ap.add_argument(
+        "--share-pretraining",
+        action="store_true",
+        help="--table1 with --models-dir: the 10-block Adult model reuses the 8-block one's pre-trained table",
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     if args.table1:
@@ -190,8 +195,13 @@ def recipe(key: str, args: argparse.Namespace) -> dict:
         options.update(QUICK_PRETRAIN)
     common = {"task": task, "blocks": int(blocks), "tokenizer": "wordpiece", "test_limit": args.test_limit}
     if task == "adult-gender":
+        shared = args.models_dir and args.share_pretraining  # 8 and 10 blocks: the same Table 7 recipe
         return {
             **common,
+            "keep_embeddings": bool(shared) and blocks == "8",
+            "embeddings_from": str(args.models_dir / "adult-gender-8" / "embeddings.pt")
+            if shared and blocks != "8"
+            else None,
             "epochs": args.epochs or 12,
             "train_limit": args.train_limit,
             "augment_balance": True,
@@ -218,6 +228,9 @@ def _train(model_dir: Path, rec: dict, label: str) -> tuple[float, float]:
     """Train ``rec`` into ``model_dir`` unless it is there; returns (wall, CPU) seconds (0 if reused)."""
     if (model_dir / "model.pt").is_file():
         return 0.0, 0.0
+    if rec.get("embeddings_from"):  # pre-trained by the 8-block run, maybe still running beside this one
+        while not Path(rec["embeddings_from"]).is_file():
+            time.sleep(10)
     wall, cpu = time.perf_counter(), time.process_time()
     train_task(model_dir, TrainConfig(**rec), log=lambda m: print("   ", m, flush=True))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu

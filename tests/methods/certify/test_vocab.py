@@ -71,3 +71,32 @@ def test_pretraining_mean_pools_a_words_pieces():
     assert gap() < before / 3  # the pieces' mean was pulled to "female", not one piece alone
     w = table.weight.detach()
     assert float((w[rows["ladyships"][0]] - w[rows["female"][0]]).norm()) > gap()
+
+
+def test_wordpiece_pairs_never_drag_a_sensitive_row_through_a_shared_piece():
+    """``maledict`` reads ``male ##dict``: a WordNet pair holding it would move ``male`` (App. B.3
+    keeps gender terms out of that phase), and a dissimilar partner holding it would push ``male``
+    away from the gender cluster."""
+    from fairprobe.methods.certify.train import _spare_sensitive_rows
+
+    index = {w: i for i, w in enumerate(vocabulary.bert_vocab())}
+
+    def rows(w: str):  # type: ignore[no-untyped-def]
+        ids = tuple(index[p] for p in vocabulary.pieces_of(w, "wordpiece"))
+        return ids[0] if len(ids) == 1 else ids
+
+    words = ("male", "female", "ladyships", "maledict", "curse", "chair", "hardship")
+    word_rows = {w: rows(w) for w in words}
+    assert word_rows["maledict"][0] == index["male"]
+    sensitive = frozenset({"male", "female", "ladyships"})
+    phase1 = [
+        ("male", "female", 0),
+        ("ladyships", "female", 0),
+        ("female", "maledict", 1),
+        ("male", "chair", 1),
+    ]
+    phase2 = [("maledict", "curse", 0), ("chair", "curse", 1), ("hardship", "chair", 1)]
+    keep1, keep2 = _spare_sensitive_rows(phase1, phase2, word_rows, sensitive)
+    assert keep1 == [("male", "female", 0), ("ladyships", "female", 0), ("male", "chair", 1)]
+    # "hardship" shares ##ship with "ladyships", a multi-piece word: only single-piece rows are spared
+    assert keep2 == [("chair", "curse", 1), ("hardship", "chair", 1)]

@@ -108,6 +108,17 @@ class TrainOptions(BaseModel):
         "the paper's choice; read from the packaged MiniLM tokenizer, no download)",
     )
     pretrain_final_lr: float | None = Field(default=None, gt=0, le=1, description="their step size (1e-4)")
+    pretrain_decay: Literal["constant", "cosine"] | None = Field(
+        default=None,
+        description="step size of the sensitive-word phase: constant (Keras' default) or a cosine "
+        "decay to --pretrain-final-lr",
+    )
+    pretrain_anchor_weight: float | None = Field(
+        default=None,
+        gt=0,
+        le=1000,
+        description="loss weight of the similar pairs holding 'female' or 'male' (1: all pairs alike)",
+    )
     semantic_pairs: int | None = Field(
         default=None, ge=1, description="WordNet synonym pairs (default 20000)"
     )

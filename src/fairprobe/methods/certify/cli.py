@@ -60,6 +60,8 @@ def add_commands(app: typer.Typer) -> None:
             "wordnet": v["wordnet"],
             "final_epochs": v["pretrain_final_epochs"],
             "final_lr": v["pretrain_final_lr"],
+            "decay": v["pretrain_decay"],
+            "anchor_weight": v["pretrain_anchor_weight"],
         }
         cfg = TrainConfig(
             task=v["task"],

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fairprobe.errors import UsageError
 from fairprobe.methods.certify import lexicon, vocabulary
 from fairprobe.methods.certify.data import Example, load_task
 from fairprobe.methods.certify.epochs import EpochLog
@@ -58,6 +59,12 @@ class TrainConfig:
     augment_balance: bool = False
     """App. B.5 (the salary models): synonym variants of the minority class until both classes are
     equally frequent, each word replaced with probability ``augment_prob`` (0.3 in the paper)."""
+    embeddings_from: str | None = None
+    """A table pre-trained earlier with the same recipe and tokeniser (an ``embeddings.pt`` written
+    with ``keep_embeddings``): pre-training is skipped. The 8- and 10-block Adult models share
+    Table 7's pre-training, so the Table 1 bench pre-trains it once."""
+    keep_embeddings: bool = False
+    """Also write the pre-trained table to ``OUT/embeddings.pt`` as soon as pre-training ends."""
     tokenizer: str = "words"
     """``words`` or ``wordpiece`` (BERT uncased, the paper's Table 8), :mod:`.vocabulary`."""
 
@@ -223,9 +230,11 @@ def train_task(out: Path, cfg: TrainConfig, log: Callable[[str], None] = print) 
         train = train + extra
     task_words = sorted({w for e in train for w in lexicon.words(e.text)})
     pcfg = PretrainConfig.for_task(cfg.task, cfg.model_blocks(), **cfg.pretrain_options)
-    if cfg.pretrain:
+    reuse = cfg.pretrain and cfg.embeddings_from is not None
+    fresh = cfg.pretrain and not reuse
+    if fresh:
         log(f"collecting pre-training pairs ({cfg.task}, {len(task_words)} words in the training data)")
-    phase1, phase2 = pretraining_words(cfg.task, task_words, pcfg, cfg.seed) if cfg.pretrain else ([], [])
+    phase1, phase2 = pretraining_words(cfg.task, task_words, pcfg, cfg.seed) if fresh else ([], [])
     pair_words = {w for p in phase1 + phase2 for w in p[:2]}
     if cfg.tokenizer == "wordpiece":
         vocab = list(vocabulary.bert_vocab())
@@ -253,12 +262,27 @@ def train_task(out: Path, cfg: TrainConfig, log: Callable[[str], None] = print) 
     )
     module = build_model(mcfg)
     losses: dict[str, list[float]] = {}
-    if cfg.pretrain:
+    if reuse:
+        table = torch.load(str(cfg.embeddings_from), map_location="cpu", weights_only=True)
+        if tuple(table.shape) != tuple(module.tok.weight.shape):
+            raise UsageError(
+                f"{cfg.embeddings_from} holds a {tuple(table.shape)} table, this model needs "
+                f"{tuple(module.tok.weight.shape)}; pre-train again with the same tokenizer and data"
+            )
+        with torch.no_grad():
+            module.tok.weight.copy_(table)
+        module.tok.weight.requires_grad_(False)
+        log(f"pre-trained embeddings read from {cfg.embeddings_from}")
+    elif cfg.pretrain:
         log(f"pre-training embeddings: {len(phase1)} sensitive pairs, {len(phase2)} WordNet pairs")
         losses = pretrain_embeddings(module.tok, word_rows, phase1, phase2, pcfg, cfg.seed, log)
         with torch.no_grad():
             module.tok.weight[0].zero_()
         module.tok.weight.requires_grad_(False)  # §3.2: the pre-trained table stays frozen
+        if cfg.keep_embeddings:
+            out.mkdir(parents=True, exist_ok=True)
+            torch.save(module.tok.weight.detach().clone(), out / "embeddings.tmp")
+            (out / "embeddings.tmp").replace(out / "embeddings.pt")  # whole or absent, for a reader waiting
     else:  # ablation: a Keras-style random table, trained with the model (App. C.3)
         with torch.no_grad():
             module.tok.weight.uniform_(-0.05, 0.05)
