@@ -86,6 +86,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=6, help="--table1: bisection rounds of the ε* search")
     ap.add_argument("--max-tokens", type=int, default=80, help="--table1: longest sentence drawn")
     ap.add_argument("--ablation", action="store_true", help="--table1: also undo each change on Adult 8")
+    ap.add_argument("--only-ablation", action="store_true", help="--table1: the ablation table alone")
     ap.add_argument(
         "--share-pretraining",
         action="store_true",
@@ -211,12 +212,32 @@ def recipe(key: str, args: argparse.Namespace) -> dict:
     return {**common, "epochs": args.toxic_epochs, "batch": 128, "pretrain_options": options}
 
 
+def _same_table(r: dict) -> dict:
+    """A variant that keeps the pre-training reuses the 8-block model's table when it was kept."""
+    return {
+        **{k: v for k, v in r.items() if k != "_table"},
+        "keep_embeddings": False,
+        "embeddings_from": r["_table"],
+    }
+
+
+def _new_table(r: dict) -> dict:
+    """A variant whose pre-training differs trains its own table."""
+    return {
+        **{k: v for k, v in r.items() if k != "_table"},
+        "keep_embeddings": False,
+        "embeddings_from": None,
+    }
+
+
 ABLATIONS = {
     # what the Table 1 recipe changed, each undone alone on the 8-block Adult model
-    "words vocabulary": lambda r: {**r, "tokenizer": "words"},
-    "no augmentation": lambda r: {**r, "augment_balance": False},
-    "8 epochs": lambda r: {**r, "epochs": 8},
-    "keras schedule": lambda r: {**r, "pretrain_options": {**r["pretrain_options"], **SCHEDULES["keras"]}},
+    "no augmentation": lambda r: _same_table({**r, "augment_balance": False}),
+    "8 epochs": lambda r: _same_table({**r, "epochs": 8}),
+    "words vocabulary": lambda r: _new_table({**r, "tokenizer": "words"}),
+    "keras schedule": lambda r: _new_table(
+        {**r, "pretrain_options": {**r["pretrain_options"], **SCHEDULES["keras"]}}
+    ),
 }
 
 
@@ -239,15 +260,24 @@ def _train(model_dir: Path, rec: dict, label: str) -> tuple[float, float]:
 
 
 def _certify(model_dir: Path, split: str, args: argparse.Namespace) -> tuple[list[dict], object]:
+    """Certify ``--n`` sentences of ``split``; the records are kept in the model folder so that
+    another bench process (the ablation) reads them instead of certifying them again."""
+    import json
+
     from fairprobe.methods.certify.data import load_task
 
     loaded = load_model(model_dir)
+    cache = model_dir / f"bench-certs-{split}-n{args.n}-steps{args.steps}.json"
+    if cache.is_file():
+        return json.loads(cache.read_text()), loaded
     subs = Substitutes(loaded, k=50)
     # the token count as the model reads the text (token_ids would rebuild a 30,522-word index per call)
     pool = [e for e in load_task(loaded.cfg.task, split) if len(lexicon.tokenize(e.text)) <= args.max_tokens]
     sentences = choose_sentences(pool, subs, args.n, 0)
     settings = VerifierSettings(steps=args.steps, baseline=False)
-    return [certify(loaded, e, subs, settings) for e in sentences], loaded
+    recs = [certify(loaded, e, subs, settings) for e in sentences]
+    cache.write_text(json.dumps(recs, default=str))
+    return recs, loaded
 
 
 def table1(args: argparse.Namespace) -> None:
@@ -258,7 +288,7 @@ def table1(args: argparse.Namespace) -> None:
     root = args.models_dir or Path(tempfile.mkdtemp(prefix="fairprobe-table1-"))
     print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores shared); models in {root}", flush=True)
     rows, ablation = [], []
-    for key in args.settings or list(PAPER):
+    for key in [] if args.only_ablation else args.settings or list(PAPER):
         rec = recipe(key, args)
         wall, cpu = _train(root / key.replace("/", "-"), rec, key)
         for split in ("train", "test"):
@@ -283,12 +313,14 @@ def table1(args: argparse.Namespace) -> None:
                 ]
             )
             print(" | ".join(rows[-1]), flush=True)
-    if args.ablation:
+    if args.ablation or args.only_ablation:
         key = "adult-gender/8"
         full = recipe(key, args)
         base = root / key.replace("/", "-")
+        table = base / "embeddings.pt"
+        with_table = {**full, "_table": str(table) if table.is_file() else None}
         variants = {"Table 1 recipe": (base, full)} | {
-            name: (root / f"ablation-{name.replace(' ', '-')}", change(full))
+            name: (root / f"ablation-{name.replace(' ', '-')}", change(with_table))
             for name, change in ABLATIONS.items()
         }
         ref = None
