@@ -86,7 +86,8 @@ class TrainOptions(BaseModel):
         default=None,
         ge=0,
         description="epochs of the sensitive-word phase run again at --pretrain-final-lr after both "
-        "phases (0: none; the paper does not say how its pre-training ends)",
+        "phases (default 10; 0: none, the plain Keras schedule; the paper does not say how its "
+        "pre-training ends)",
     )
     augment_factor: int = Field(
         default=0,
