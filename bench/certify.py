@@ -8,11 +8,17 @@ alternating, in this process; it prints the best wall and CPU seconds of each an
 Pin the process to the 2 cores (``taskset -c 0,1``) and read the CPU seconds when others share
 the machine.
 
-``--table1`` trains the paper's three Table 1 settings (Adult 8 and 10 blocks, toxicity 3 blocks;
-``--epochs``, ``--train-limit``, ``--final-epochs``), certifies ``--n`` sentences of each from the
-training split (§4.2) and from the held-out split, with the attack radius beside ε*, and prints
-accuracy, F with its exact interval, t and ε* beside the paper's figures. ``--geometry`` runs the
-pre-training only and prints t and the rank of "male" among "female"'s neighbours.
+``--table1`` trains the paper's three Table 1 settings as the paper specifies them (:func:`recipe`:
+BERT WordPiece vocabulary, App. B.5's class-balancing synonym augmentation for Adult, the paper's
+150 toxicity epochs; ``--schedule`` picks the pre-training ending), prints each model's training
+CPU time, certifies ``--n`` sentences of each from the training split (§4.2) and from the held-out
+split, with the attack radius beside ε*, and prints accuracy, F with its exact interval, t and ε*
+beside the paper's figures. ``--share-pretraining`` lets the 10-block Adult model reuse the
+8-block one's table (run the settings as parallel processes with ``--settings``); ``--ablation``
+(or ``--only-ablation --variants ...``) undoes one change at a time on the 8-block Adult model.
+``--geometry`` runs the pre-training only, for each of ``--schedules``, and prints t and the
+ranks of "male" and "female" among each other's nearest rows; ``--geometry --model DIR`` measures
+a trained model's table.
 
 Otherwise it trains (or reuses, with ``--model``) a 6-block adult-gender model with pre-trained embeddings,
 then issues one certificate per sentence with the zonotope verifier and, on the same sentences, the
