@@ -48,3 +48,34 @@ def test_pretraining_does_not_squeeze_the_gender_cluster_to_nothing(loaded):
     6e-3); the old decaying schedule left t ≈ 1e-5."""
     subs = Substitutes(loaded, k=50)
     assert min(subs.threshold("female"), subs.threshold("male")) > 3e-4
+
+
+def test_pretraining_ends_with_ten_low_step_epochs_by_default():
+    cfg = PretrainConfig.for_task("adult-gender", 8)
+    assert (cfg.final_epochs, cfg.final_lr, cfg.decay, cfg.anchor_weight) == (10, 1e-4, "constant", 1.0)
+    assert PretrainConfig.for_task("adult-gender", 8, final_epochs=0).final_epochs == 0  # the Keras schedule
+
+
+def test_anchor_weight_pulls_the_anchor_pair_harder_and_cosine_ends_at_the_final_step():
+    from fairprobe.methods.certify.pretrain import train_pairs
+
+    index = {"female": 0, "male": 1, "queen": 2}
+    # female is pulled to male (an anchor pair) and pushed from queen: the weight tips the balance
+    pairs = [("female", "male", 0), ("female", "queen", 1)]
+
+    def run(decay: str = "constant", **options):  # type: ignore[no-untyped-def]
+        table = torch.nn.Embedding(3, 8)
+        with torch.no_grad():
+            female = torch.full((8,), 0.5)
+            side = torch.tensor([0.05, -0.05] * 4)  # queen sits beside female, across the pull's axis
+            table.weight.copy_(torch.stack([female, female - 0.05, female + side]))
+        cfg = PretrainConfig(batch=2, lr=1e-2, final_lr=1e-4, **options)
+        train_pairs(
+            table, index, pairs, 0.0, 1.0, 20, cfg, 0, None, "t", decay, frozenset({"female", "male"})
+        )
+        w = table.weight.detach()
+        return float((w[0] - w[1]).norm())
+
+    plain, anchored = run(), run(anchor_weight=10.0)
+    assert anchored < 0.6 * plain  # the weighted pull to male outweighs queen's push
+    assert abs(run("cosine") - plain) > 0.02  # the decaying step takes another path

@@ -92,7 +92,8 @@ class TrainOptions(BaseModel):
         default=None,
         ge=0,
         description="epochs of the sensitive-word phase run again at --pretrain-final-lr after both "
-        "phases (0: none; the paper does not say how its pre-training ends)",
+        "phases (default 10; 0: none, the plain Keras schedule; the paper does not say how its "
+        "pre-training ends)",
     )
     augment_factor: int = Field(
         default=0,
@@ -103,7 +104,28 @@ class TrainOptions(BaseModel):
     augment_prob: float = Field(
         default=0.8, ge=0, le=1, description="per-token synonym replacement probability"
     )
+    augment_balance: bool = Field(
+        default=False,
+        description="synonym variants of the minority class until both classes are equally frequent "
+        "(the paper's salary models, with --augment-prob 0.3)",
+    )
+    tokenizer: Literal["words", "wordpiece"] = Field(
+        default="words",
+        description="lower-case whole words, or BERT's uncased WordPiece vocabulary (30,522 tokens, "
+        "the paper's choice; read from the packaged MiniLM tokenizer, no download)",
+    )
     pretrain_final_lr: float | None = Field(default=None, gt=0, le=1, description="their step size (1e-4)")
+    pretrain_decay: Literal["constant", "cosine"] | None = Field(
+        default=None,
+        description="step size of the sensitive-word phase: constant (Keras' default) or a cosine "
+        "decay to --pretrain-final-lr",
+    )
+    pretrain_anchor_weight: float | None = Field(
+        default=None,
+        gt=0,
+        le=1000,
+        description="loss weight of the similar pairs holding 'female' or 'male' (1: all pairs alike)",
+    )
     semantic_pairs: int | None = Field(
         default=None, ge=1, description="WordNet synonym pairs (default 20000)"
     )

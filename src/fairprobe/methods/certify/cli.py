@@ -60,6 +60,8 @@ def add_commands(app: typer.Typer) -> None:
             "wordnet": v["wordnet"],
             "final_epochs": v["pretrain_final_epochs"],
             "final_lr": v["pretrain_final_lr"],
+            "decay": v["pretrain_decay"],
+            "anchor_weight": v["pretrain_anchor_weight"],
         }
         cfg = TrainConfig(
             task=v["task"],
@@ -73,6 +75,8 @@ def add_commands(app: typer.Typer) -> None:
             pretrain_options=options,
             augment_factor=v["augment_factor"],
             augment_prob=v["augment_prob"],
+            augment_balance=v["augment_balance"],
+            tokenizer=v["tokenizer"],
         )
 
         def log(msg: str) -> None:

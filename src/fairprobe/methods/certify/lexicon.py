@@ -6,9 +6,13 @@
 - Toxic terms: ``fairprobe/lexicons/toxic_terms.txt`` (one term per line).
 - WordNet: the Debian ``wordnet-base`` files in ``/usr/share/wordnet`` read with nltk's
   ``WordNetCorpusReader`` (synonym pairs from synsets, antonyms from lemma antonyms).
-- Tokeniser: lower-cased word tokens (``[a-z0-9]+`` joined by ``-`` or ``'``). The paper uses BERT
-  WordPiece; no BERT vocabulary ships offline, so the vocabulary is the set of words of the task
-  data and the pre-training pairs, with ``<pad>`` = 0 and ``<unk>`` = 1 (a documented deviation).
+- Tokeniser (:mod:`.vocabulary`): ``words`` — lower-cased word tokens (``[a-z0-9]+`` joined by
+  ``-`` or ``'``), the vocabulary being the words of the task data and the pre-training pairs, with
+  ``<pad>`` = 0 and ``<unk>`` = 1; or ``wordpiece`` — BERT's uncased WordPiece vocabulary (30,522
+  tokens, the paper's Table 8), read from the packaged MiniLM tokenizer files.
+  :func:`tokenize` splits text as the *current model* reads it: :func:`use_tokenizer` is called by
+  :func:`.model.load_model` and :func:`.train.train_task` with the model's tokeniser (one per
+  process at a time; a model directory records its own in ``config.json`` → ``extra.tokenizer``).
 """
 
 from __future__ import annotations
@@ -49,7 +53,32 @@ MALE_T4 = (
 ).split()
 
 
+_ACTIVE = ["words"]
+
+
+def use_tokenizer(kind: str) -> None:
+    """Make :func:`tokenize` split text as a model with tokeniser ``kind`` reads it."""
+    from fairprobe.methods.certify.vocabulary import tokenizer
+
+    tokenizer(kind)  # unknown kind or missing vocabulary: one clear error
+    _ACTIVE[0] = kind
+
+
+def active_tokenizer() -> str:
+    return _ACTIVE[0]
+
+
 def tokenize(text: str) -> list[str]:
+    """``text`` as the current model's tokens (whole words unless a WordPiece model is loaded)."""
+    if _ACTIVE[0] == "words":
+        return TOKEN_RE.findall(text.lower())
+    from fairprobe.methods.certify.vocabulary import wordpiece
+
+    return wordpiece(text)
+
+
+def words(text: str) -> list[str]:
+    """Lower-case whole words, whatever the model's tokeniser (pre-training pairs, augmentation)."""
     return TOKEN_RE.findall(text.lower())
 
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from fairprobe.errors import ModelError
+from fairprobe.methods.certify import lexicon
 
 
 @dataclass
@@ -130,6 +132,12 @@ class LoadedModel:
     hash: str
     directory: Path
 
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """Token → id, built once (a WordPiece vocabulary has 30,522 tokens: rebuilding it per
+        sentence costs milliseconds each)."""
+        return {w: i for i, w in enumerate(self.vocab)}
+
 
 def load_model(model_dir: Path, dtype: str = "float64") -> LoadedModel:
     """Load a model directory written by ``fairprobe certify train``, or your own transformer saved as
@@ -142,6 +150,7 @@ def load_model(model_dir: Path, dtype: str = "float64") -> LoadedModel:
         if "layers" in raw:  # your own transformer (.usermodel)
             from fairprobe.methods.certify.usermodel import load_user_model
 
+            lexicon.use_tokenizer("words")
             state = _load_state(model_dir)
             module, cfg, vocab = load_user_model(model_dir, raw, state)
             meta = {
@@ -156,6 +165,7 @@ def load_model(model_dir: Path, dtype: str = "float64") -> LoadedModel:
                 f"{model_dir} has no {name}; train one with `fairprobe certify train --out {model_dir}`"
             )
     cfg = _read_config(model_dir / "config.json")
+    lexicon.use_tokenizer(str(cfg.extra.get("tokenizer", "words")))  # text reads as this model reads it
     vocab = _read_json(model_dir / "vocab.json", list)
     meta = _read_json(model_dir / "meta.json", dict) if (model_dir / "meta.json").is_file() else {}
     module = build_model(cfg)
