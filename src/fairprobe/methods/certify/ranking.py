@@ -56,9 +56,14 @@ def headline(metrics: dict[str, Any]) -> str:
     if not decided:
         return "no sentence was decided by the verifier: nothing was measured"
     certified = metrics.get("certified") or 0
+    said = f"{number(certified)} of {number(decided)} sentences were certified fair ({percent(certified / decided)})"
+    if certified == decided:
+        return f"{said}: no substitution of their sensitive words can change the prediction"
+    if not certified:
+        return f"{said}: for none could the verifier prove that substituting its sensitive words leaves the prediction unchanged"
     return (
-        f"{number(certified)} of {number(decided)} sentences were certified fair ({percent(certified / decided)}): "
-        "no substitution of their sensitive words can change the prediction"
+        f"{said}: for these, no substitution of their sensitive words can change the prediction; "
+        "for the others the verifier could not prove it"
     )
 
 
