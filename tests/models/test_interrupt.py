@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from childenv import pythonpath
+from childenv import default_sigint, pythonpath
 from latency_server import LatencyServer
 from servers import free_port
 
@@ -45,7 +45,13 @@ def test_ctrl_c_over_http_stops_promptly_keeps_answers_and_a_rerun_asks_only_the
                 "--task", "imdb", "--few-shot-data", "shots.jsonl", "--attributes", "race,gender",
                 "--order", "2", "--no-invariant", "--out", "run"]  # fmt: skip
         proc = subprocess.Popen(
-            args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            args,
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=default_sigint,
         )
         deadline = time.monotonic() + 120
         while len(_served(logs[0])) < 8 and time.monotonic() < deadline:

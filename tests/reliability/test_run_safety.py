@@ -13,7 +13,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from childenv import pythonpath
+from childenv import default_sigint, pythonpath
 
 from reliability.helpers import assert_one_red_line
 
@@ -192,6 +192,7 @@ def test_ctrl_c_exits_130_with_one_line_and_an_incomplete_verdict(work):
     proc = subprocess.Popen(
         [str(exe), "run", "spec.yaml", "--out", "runs"],
         cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=default_sigint,
     )  # fmt: skip
     run = work / "runs" / "accuracy"
     deadline = time.monotonic() + 120
