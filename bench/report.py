@@ -119,18 +119,15 @@ def scale_findings(run: Path, n: int) -> int:
 def legacy_renderer(workdir: Path) -> Any:
     """``render_html`` as of :data:`BASELINE` (its module and template read from git), or None."""
     try:
-        source = subprocess.run(
-            ["git", "-C", str(ROOT), "show", f"{BASELINE}:src/fairprobe/report/html.py"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        template = subprocess.run(
-            ["git", "-C", str(ROOT), "show", f"{BASELINE}:src/fairprobe/report/templates/report.html.j2"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
+        source, template = (
+            subprocess.run(
+                ["git", "-C", str(ROOT), "show", f"{BASELINE}:src/fairprobe/report/{rel}"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            for rel in ("html.py", "templates/report.html.j2")
+        )
     except (OSError, subprocess.CalledProcessError):
         return None
     from jinja2 import Environment, FileSystemLoader, select_autoescape
