@@ -15,7 +15,9 @@ CPU time, certifies ``--n`` sentences of each from the training split (§4.2) an
 split, with the attack radius beside ε*, and prints accuracy, F with its exact interval, t and ε*
 beside the paper's figures. ``--share-pretraining`` lets the 10-block Adult model reuse the
 8-block one's table (run the settings as parallel processes with ``--settings``); ``--ablation``
-(or ``--only-ablation --variants ...``) undoes one change at a time on the 8-block Adult model.
+(or ``--only-ablation --variants ...``) undoes one change at a time on the 8-block Adult model, and
+on the toxicity model with ``--settings toxicity/3`` (the earlier 51-term toxic list in place of
+the paper's Google list).
 ``--geometry`` runs the pre-training only, for each of ``--schedules``, and prints t and the
 ranks of "male" and "female" among each other's nearest rows; ``--geometry --model DIR`` measures
 a trained model's table.
@@ -98,7 +100,11 @@ def main() -> None:
     )
     ap.add_argument("--steps", type=int, default=6, help="--table1: bisection rounds of the ε* search")
     ap.add_argument("--max-tokens", type=int, default=80, help="--table1: longest sentence drawn")
-    ap.add_argument("--ablation", action="store_true", help="--table1: also undo each change on Adult 8")
+    ap.add_argument(
+        "--ablation",
+        action="store_true",
+        help="--table1: also undo each change (Adult 8; toxicity/3 if in --settings)",
+    )
     ap.add_argument("--only-ablation", action="store_true", help="--table1: the ablation table alone")
     ap.add_argument("--variants", nargs="*", choices=list(ABLATIONS), help="--table1: only these ablations")
     ap.add_argument(
@@ -333,10 +339,10 @@ def table1(args: argparse.Namespace) -> None:
                 ]
             )
             print(" | ".join(rows[-1]), flush=True)
-    # the ablation runs on the settings of --settings that have variants (default: Adult 8 blocks)
-    for key in dict.fromkeys(ABLATION_SETTING.get(v, "adult-gender/8") for v in ABLATIONS):
-        if not (args.ablation or args.only_ablation) or key not in (args.settings or ["adult-gender/8"]):
-            continue
+    # the ablation runs on the settings of --settings that have variants, else on Adult 8 blocks
+    has_variants = {ABLATION_SETTING.get(name, "adult-gender/8") for name in ABLATIONS}
+    targets = has_variants & set(args.settings or []) or {"adult-gender/8"}
+    for key in sorted(targets) if args.ablation or args.only_ablation else []:
         full = recipe(key, args)
         base = root / key.replace("/", "-")
         table = base / "embeddings.pt"
