@@ -262,8 +262,10 @@ ABLATIONS = {
     ),
     # on the toxicity model: the earlier hand-picked list instead of the paper's Google list (§4.1)
     "51-term toxic list": lambda r: _new_table({**r, "toxic_list": "curated"}),
+    # and the paper's list without its identity, anatomy and everyday words (an option, not the paper's)
+    "filtered toxic list": lambda r: _new_table({**r, "toxic_list": "badwordslist-filtered"}),
 }
-ABLATION_SETTING = {"51-term toxic list": "toxicity/3"}
+ABLATION_SETTING = {"51-term toxic list": "toxicity/3", "filtered toxic list": "toxicity/3"}
 """The setting each ablation variant changes (the others: ``adult-gender/8``)."""
 
 
