@@ -72,7 +72,8 @@ class TrainConfig:
     """``words`` or ``wordpiece`` (BERT uncased, the paper's Table 8), :mod:`.vocabulary`."""
     toxic_list: str = lexicon.DEFAULT_TOXIC_LIST
     """Toxicity task: the toxic-term list (:data:`.lexicon.TOXIC_LISTS`) — ``badwordslist``, the
-    paper's Google list (§4.1), or ``curated``, the earlier 51 terms (the ablation's). Recorded in
+    paper's Google list (§4.1); ``badwordslist-filtered``, without its identity, anatomy and
+    everyday words (an option); or ``curated``, the earlier 51 terms (the ablation's). Recorded in
     the model folder; the certificate's sensitive words are read from the same list."""
 
     def model_blocks(self) -> int:
