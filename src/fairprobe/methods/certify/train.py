@@ -70,6 +70,11 @@ class TrainConfig:
     """Also write the pre-trained table to ``OUT/embeddings.pt`` as soon as pre-training ends."""
     tokenizer: str = "words"
     """``words`` or ``wordpiece`` (BERT uncased, the paper's Table 8), :mod:`.vocabulary`."""
+    toxic_list: str = lexicon.DEFAULT_TOXIC_LIST
+    """Toxicity task: the toxic-term list (:data:`.lexicon.TOXIC_LISTS`) — ``badwordslist``, the
+    paper's Google list (§4.1); ``badwordslist-filtered``, without its identity, anatomy and
+    everyday words (an option); or ``curated``, the earlier 51 terms (the ablation's). Recorded in
+    the model folder; the certificate's sensitive words are read from the same list."""
 
     def model_blocks(self) -> int:
         return self.blocks or (6 if self.task == "adult-gender" else 3)
@@ -216,6 +221,7 @@ def train_task(out: Path, cfg: TrainConfig, log: Callable[[str], None] = print) 
     train = _sample(load_task(cfg.task, "train"), cfg.train_limit, cfg.seed)
     test = _sample(load_task(cfg.task, "test"), cfg.test_limit, cfg.seed)
     lexicon.use_tokenizer(cfg.tokenizer)
+    lexicon.use_toxic_list(cfg.toxic_list)
     sensitive = lexicon.gender_specific() if cfg.task == "adult-gender" else frozenset(lexicon.toxic_terms())
     if cfg.augment_balance:
         from fairprobe.methods.certify.augment import balance_augment
@@ -261,7 +267,10 @@ def train_task(out: Path, cfg: TrainConfig, log: Callable[[str], None] = print) 
         blocks=cfg.model_blocks(),
         dropout=cfg.model_dropout(),
         task=cfg.task,
-        extra={"tokenizer": cfg.tokenizer},
+        extra={
+            "tokenizer": cfg.tokenizer,
+            **({"toxic_list": cfg.toxic_list} if cfg.task == "toxicity" else {}),
+        },
     )
     module = build_model(mcfg)
     losses: dict[str, list[float]] = {}
