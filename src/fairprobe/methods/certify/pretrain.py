@@ -256,7 +256,7 @@ def train_pairs(
         return (table(ids) * w[..., None]).sum(1) / w.sum(1, keepdim=True)
 
     # Keras defaults (see the module docstring): constant learning rate, no scheduler
-    opt = torch.optim.Adam(table.parameters(), lr=cfg.lr, eps=cfg.adam_eps)
+    opt = torch.optim.Adam(table.parameters(), lr=cfg.lr, eps=cfg.adam_eps, fused=True)  # same update, one kernel
     steps = epochs * -(-len(pairs) // cfg.batch)
     sched = None
     if decay == "cosine":
