@@ -104,10 +104,15 @@ def _proxied(url: str) -> bool:
 
 
 def open_transport(base_url: str, headers: dict[str, str], timeout: float, connections: int) -> Any:
-    """The transport for ``base_url``: :class:`PlainHTTP` for ``http://`` without a proxy, else
-    :class:`HttpxTransport`."""
+    """The transport for ``base_url``: for ``http://`` without a proxy :class:`PlainHTTP`, run in
+    a worker process from :data:`~fairprobe.models.http_process.PROCESS_CONCURRENCY` requests in
+    flight on (:class:`~fairprobe.models.http_process.ProcessTransport`); else :class:`HttpxTransport`."""
     parts = urlsplit(base_url)
     if parts.scheme == "http" and not _proxied(base_url):
+        from fairprobe.models.http_process import PROCESS_CONCURRENCY, ProcessTransport
+
+        if connections >= PROCESS_CONCURRENCY:
+            return ProcessTransport(base_url, headers, timeout, connections)
         return PlainHTTP(base_url, headers, timeout, connections)
     return HttpxTransport(base_url, headers, timeout, connections)
 
