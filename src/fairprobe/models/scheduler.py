@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import queue
 import threading
 import time
@@ -176,11 +177,21 @@ class EndpointScheduler:
 
     def _deliver_loop(self) -> None:
         while True:
-            for future, result, error in self._answers.get():
-                if error is not None:
-                    future.set_exception(error)
-                else:
-                    future.set_result(result)
+            batch = self._answers.get()
+            _handing.gathered = gathered = {}
+            try:
+                for future, result, error in batch:
+                    if error is not None:
+                        future.set_exception(error)
+                    else:
+                        future.set_result(result)
+            finally:
+                _handing.gathered = None
+            for flush, items in gathered.values():
+                try:
+                    flush(items)
+                except Exception:  # as a future's callback would be: logged, the thread goes on
+                    logging.getLogger("fairprobe.models").exception("storing a batch of answers failed")
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
@@ -244,6 +255,26 @@ class EndpointScheduler:
             self._streak = 0
             self.limit += 1
             self._wake()
+
+
+_handing = threading.local()
+
+
+def gather(key: object, item: Any, flush: Callable[[list[Any]], None]) -> bool:
+    """Collect ``item`` under ``key`` while an answers thread hands over a batch of answers (in a
+    future's callback); once every future of the batch is completed, ``flush(items)`` runs once per
+    key with the items in the order they came. So a cache writes the answers of one batch in one
+    transaction, not one each (at hundreds of answers a second, transactions and their GIL
+    hand-overs were most of that thread's time). Anywhere else it collects nothing and returns False:
+    the caller handles ``item`` at once."""
+    gathered = getattr(_handing, "gathered", None)
+    if gathered is None:
+        return False
+    entry = gathered.get(key)
+    if entry is None:
+        entry = gathered[key] = (flush, [])
+    entry[1].append(item)
+    return True
 
 
 def scheduler_for(endpoint: str, concurrency: int) -> EndpointScheduler:
