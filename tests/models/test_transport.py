@@ -168,7 +168,9 @@ def test_a_connection_the_server_closed_while_idle_is_not_reused(where):
         texts = []
         for i in range(3):
             texts.append(model.chat([ChatRequest.of(f"q{i}")])[0].text)
-            time.sleep(0.1)  # the close reaches the client while the connection is idle
+            time.sleep(
+                0.3
+            )  # the close reaches the client while the connection is idle (a busy machine: slower)
     finally:
         server.close()
     assert texts == ["fine"] * 3 and server.posts == 3
