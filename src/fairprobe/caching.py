@@ -216,10 +216,15 @@ class CachedChatModel(_CachedCalls):
         if not hasattr(self.inner, "submit"):
             return on_model_thread(self, lambda: self.chat(requests))
         keys = [r.cache_key() for r in requests]
-        found = self._lookup(keys)
+        # what is in flight first, then the stores: an answer leaves the in-flight table only after
+        # it is stored, so a request answered while this batch is being sent is not sent twice
+        with self._flight_lock:
+            futures: dict[str, Future[ChatResponse]] = {
+                k: self._in_flight[k] for k in keys if k in self._in_flight
+            }
+        found = self._lookup([k for k in keys if k not in futures])
         if on_item and found:
             on_item(sum(1 for k in keys if k in found))
-        futures: dict[str, Future[ChatResponse]] = {}
         counts: dict[str, int] = {}
         for key, request in zip(keys, requests, strict=True):
             if key in found:

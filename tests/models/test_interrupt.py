@@ -64,7 +64,8 @@ def test_ctrl_c_over_http_stops_promptly_keeps_answers_and_a_rerun_asks_only_the
         assert server.posts == posts  # nothing is sent after the process is gone
     assert proc.returncode == 130, err
     assert "Traceback" not in err and any(line.startswith("interrupted:") for line in err.splitlines()), err
-    assert posts < 36 + concurrency  # those in flight finished; the hundreds queued were dropped unsent
+    # one wave answered before the interrupt, one in flight then (finished); the hundreds queued dropped
+    assert posts < 32 + 2 * concurrency
     first = len(_served(logs[0]))
     with LatencyServer(latency=0.01, log=str(logs[1]), port=port):
         done = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
