@@ -223,3 +223,20 @@ def test_answers_arriving_together_are_stored_in_one_transaction_and_complete_af
     assert all(stored_when_done)
     assert sum(writes) == 40  # every answer stored once...
     assert len(writes) < 20  # ...in a few transactions: 40 answers reach the client within a few ms
+
+
+def test_a_request_answered_while_a_later_batch_is_being_sent_is_not_sent_again(tmp_path):
+    with LatencyServer(latency=0.2) as server, Store(tmp_path / "run.db") as store:
+        model = CachedChatModel(load_chat(server.uri(), concurrency=4, **FAST), [store])
+        first = model.chat_async(_requests("same", 1))
+        lookup = model._lookup
+
+        def slow_lookup(keys):  # the real lookup; then the first answer lands before the batch is sent
+            found = lookup(keys)
+            first.result()
+            return found
+
+        model._lookup = slow_lookup  # type: ignore[method-assign]
+        second = model.chat_async(_requests("same", 1) + _requests("other", 1))
+        assert [a.text for a in second.result()] == ["echo: same 0", "echo: other 0"]
+    assert server.posts == 2  # "same 0" once, "other 0" once
