@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 import threading
 import urllib.request
 from collections import deque
@@ -111,7 +112,7 @@ def open_transport(base_url: str, headers: dict[str, str], timeout: float, conne
     if parts.scheme == "http" and not _proxied(base_url):
         from fairprobe.models.http_process import PROCESS_CONCURRENCY, ProcessTransport
 
-        if connections >= PROCESS_CONCURRENCY:
+        if connections >= PROCESS_CONCURRENCY and os.name == "posix":  # it hands the worker a socket fd
             return ProcessTransport(base_url, headers, timeout, connections)
         return PlainHTTP(base_url, headers, timeout, connections)
     return HttpxTransport(base_url, headers, timeout, connections)
