@@ -11,6 +11,8 @@ Two transports, one interface (``await transport.request(method, url, body) -> H
   endpoints reached without a proxy (a local llama.cpp / vLLM / Ollama server, the usual case for
   high concurrency). It speaks just what a chat-completions exchange needs: ``Content-Length`` or
   ``chunked`` bodies, ``Connection: close``, basic auth from the URL.
+  From :data:`~fairprobe.models.http_process.PROCESS_CONCURRENCY` (128) requests in flight on it
+  runs in a worker process (:mod:`fairprobe.models.http_process`), out of the driver's GIL.
 - :class:`HttpxTransport` — ``httpx.AsyncClient`` for everything else (``https://``, proxies from
   the environment, HTTP/1.1 features the lean client does not speak).
 
