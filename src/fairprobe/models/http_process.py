@@ -67,8 +67,11 @@ class ProcessTransport:
         self._outbox.append((rid, method, url, body))
         if len(self._outbox) == 1:
             loop.call_soon(self._flush, writer)
-        try:
-            return await answer
+        try:  # the worker times the request out; this only guards against a worker that hangs
+            async with asyncio.timeout(self.timeout + 10):
+                return await answer
+        except TimeoutError:
+            raise _transport.TimedOut(f"no answer within {self.timeout:g} s") from None
         finally:
             self._waiting.pop(rid, None)
 
