@@ -9,8 +9,9 @@ fairprobe's own share of a HInter run's wall time.
    no judge) and CAFFE through the real ``fairprobe`` CLI with ``?concurrency=N`` for N = 4, 16, 64,
    256. It prints requests/s (requests the server answered / the time from the first request's arrival
    to the last answer, at the server) and its ratio to the ideal N / latency, beside the run's whole
-   execute time (start-up, parser loading and scoring included). Targets: >= 0.9 for N <= 64, >= 0.8
-   at 256.
+   execute time (start-up, parser loading and scoring included), and the CPU seconds of the fairprobe
+   process and its HTTP worker (with psutil; a figure the machine's load barely moves, unlike the
+   ratio). Targets: >= 0.9 for N <= 64, >= 0.8 at 256.
 3. **Own share.** A HInter run on a ``py:`` classifier that sleeps a known time per call: the share
    of the execute time that is not model time (generation, the invariant, judging, storing that did
    not overlap the model). Target: <= 5%.
@@ -30,6 +31,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -95,6 +97,42 @@ def latency_server(folder: Path, latency: float):
         proc.wait()
 
 
+LAST_CPU: list[float | None] = [None]
+"""CPU seconds of the last CLI run, its worker processes included (None without psutil)."""
+
+
+def _run_measured(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run`` that also adds up the CPU time of the process and its children (the HTTP
+    worker), polled every 50 ms (psutil, a dev dependency): a figure the machine's load barely moves."""
+    try:
+        import psutil
+    except ImportError:
+        LAST_CPU[0] = None
+        return subprocess.run(cmd, capture_output=True, text=True, **kwargs)  # type: ignore[call-overload]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)  # type: ignore[call-overload]
+    seen: dict[int, float] = {}
+    out: dict[str, str] = {}
+    reader = threading.Thread(
+        target=lambda: out.update(zip(("stdout", "stderr"), proc.communicate(), strict=True))
+    )
+    reader.start()
+    root = psutil.Process(proc.pid)
+    while reader.is_alive():
+        try:
+            family = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            family = []
+        for p in family:
+            try:
+                times = p.cpu_times()
+                seen[p.pid] = times.user + times.system
+            except psutil.Error:
+                pass
+        reader.join(0.05)
+    LAST_CPU[0] = sum(seen.values())
+    return subprocess.CompletedProcess(cmd, proc.returncode, out.get("stdout", ""), out.get("stderr", ""))
+
+
 def fairprobe(folder: Path, *args: str, env: dict[str, str] | None = None) -> float:
     """Run the CLI in ``folder``; the execute time it reports ("executed in X s")."""
     environ = {
@@ -105,7 +143,7 @@ def fairprobe(folder: Path, *args: str, env: dict[str, str] | None = None) -> fl
         ),  # nothing cached: every request sent
         **(env or {}),
     }
-    r = subprocess.run([str(EXE), *args], cwd=folder, env=environ, capture_output=True, text=True)
+    r = _run_measured([str(EXE), *args], cwd=folder, env=environ)
     found = re.search(r"executed in ([0-9.]+)s", r.stderr)
     if r.returncode not in (0, 1) or not found:
         raise SystemExit(f"fairprobe {' '.join(args)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
@@ -163,8 +201,10 @@ TECHNIQUES = {"hinter": run_hinter, "metafair": run_metafair, "caffe": run_caffe
 def throughput(folder: Path, techniques: list[str], ns: list[int], latency: float) -> None:
     print(f"requests/s against a server answering each request in {latency * 1000:.0f} ms")
     print("(model span: first request in to last answer out, at the server; exec: the run's execute time)")
+    print("(cpu: CPU seconds of the fairprobe process and its HTTP worker, start-up included)")
     print(
-        f"{'technique':<10} {'N':>4} {'requests':>8} {'span s':>7} {'exec s':>7} {'req/s':>7} {'ideal':>6} {'ratio':>6}"
+        f"{'technique':<10} {'N':>4} {'requests':>8} {'span s':>7} {'exec s':>7} {'req/s':>7} {'ideal':>6} "
+        f"{'ratio':>6} {'cpu s':>6}"
     )
     for name in techniques:
         for n in ns:
@@ -175,8 +215,9 @@ def throughput(folder: Path, techniques: list[str], ns: list[int], latency: floa
             served = len(lines)
             span = max(float(x[1]) for x in lines) - min(float(x[0]) for x in lines) if lines else 0.0
             rate, ideal = served / span if span else 0.0, n / latency
+            cpu = "-" if LAST_CPU[0] is None else f"{LAST_CPU[0]:.2f}"
             print(f"{name:<10} {n:>4} {served:>8} {span:>7.2f} {seconds:>7.2f} {rate:>7.1f} {ideal:>6.0f} "
-                  f"{rate / ideal:>6.2f}", flush=True)  # fmt: skip
+                  f"{rate / ideal:>6.2f} {cpu:>6}", flush=True)  # fmt: skip
 
 
 def backend_alone(folder: Path, ns: list[int], latency: float) -> None:

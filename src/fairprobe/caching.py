@@ -42,7 +42,7 @@ from fairprobe.models.base import (
     checked_prediction,
     sha256_hex,
 )
-from fairprobe.models.scheduler import Pending, on_model_thread
+from fairprobe.models.scheduler import Pending, gather, on_model_thread
 from fairprobe.store import Store
 
 
@@ -216,10 +216,15 @@ class CachedChatModel(_CachedCalls):
         if not hasattr(self.inner, "submit"):
             return on_model_thread(self, lambda: self.chat(requests))
         keys = [r.cache_key() for r in requests]
-        found = self._lookup(keys)
+        # what is in flight first, then the stores: an answer leaves the in-flight table only after
+        # it is stored, so a request answered while this batch is being sent is not sent twice
+        with self._flight_lock:
+            futures: dict[str, Future[ChatResponse]] = {
+                k: self._in_flight[k] for k in keys if k in self._in_flight
+            }
+        found = self._lookup([k for k in keys if k not in futures])
         if on_item and found:
             on_item(sum(1 for k in keys if k in found))
-        futures: dict[str, Future[ChatResponse]] = {}
         counts: dict[str, int] = {}
         for key, request in zip(keys, requests, strict=True):
             if key in found:
@@ -269,28 +274,39 @@ class CachedChatModel(_CachedCalls):
         future.set_running_or_notify_cancel()
 
         def store(sent: Future[ChatResponse]) -> None:
-            try:
-                error = None if sent.cancelled() else sent.exception()
-                if not sent.cancelled() and error is None and self.keep(sent.result()):
-                    one = {key: sent.result().to_json()}
-                    for s in self._stores:
-                        s.put_responses(self._fp, one)
-            except BaseException as exc:  # noqa: BLE001 - a failed write is the caller's error
-                error = exc
-            finally:
-                with self._flight_lock:
-                    self._in_flight.pop(key, None)
-            if sent.cancelled():
-                future.set_exception(CancelledError())
-            elif error is not None:
-                future.set_exception(error)
-            else:
-                future.set_result(sent.result())
+            if not gather(self, (key, sent, future), self._store_answers):  # a batch: one transaction
+                self._store_answers([(key, sent, future)])
 
         sent = self.inner.submit(request)  # type: ignore[attr-defined]
         future.sent = sent  # type: ignore[attr-defined]  # so a failed batch can drop what has not started
         sent.add_done_callback(store)
         return future
+
+    def _store_answers(self, items: list[tuple[str, Future[ChatResponse], Future[ChatResponse]]]) -> None:
+        """Store the answers of ``(key, sent, future)`` in one transaction per store, then complete
+        each ``future`` (after the write: a caller that saw it done may close the stores)."""
+        kept = {
+            key: sent.result().to_json()
+            for key, sent, _ in items
+            if not sent.cancelled() and sent.exception() is None and self.keep(sent.result())
+        }
+        failed: BaseException | None = None
+        try:
+            for s in self._stores:
+                s.put_responses(self._fp, kept)
+        except BaseException as exc:  # noqa: BLE001 - a failed write is the callers' error
+            failed = exc
+        finally:
+            with self._flight_lock:
+                for key, _, _ in items:
+                    self._in_flight.pop(key, None)
+        for _, sent, future in items:
+            if sent.cancelled():
+                future.set_exception(CancelledError())
+            elif (error := sent.exception() or failed) is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(sent.result())
 
     def _chat_chunked(
         self, requests: list[ChatRequest], on_chunk: Callable[[int], None] | None = None

@@ -14,7 +14,7 @@ import sys
 from fairprobe.errors import DataError
 from fairprobe.lexicons.dictionary import load_dictionary
 from fairprobe.methods.hinter.block import HInterBlock
-from fairprobe.methods.hinter.cases import ParserWarmup, invariant_checker
+from fairprobe.methods.hinter.cases import ParserWarmup, checker_for
 
 dictionary = load_dictionary()
 plain = HInterBlock(model="-", attributes=["race", "gender"], invariant=False, person_adjectives=False)
@@ -27,9 +27,9 @@ except DataError as exc:
     print("missing model:", str(exc).split(";")[0])
 block = HInterBlock(model="-", attributes=["race", "gender"], invariant=True)
 warm = ParserWarmup(dictionary, block, 1)
-checker = invariant_checker(block.spacy_model, 1)  # waits for the warm-up's load
+checker = checker_for(dictionary, block, 1)  # waits for the warm-up's load
 warm.result()
-print("same checker:", checker is invariant_checker(block.spacy_model, 1))
+print("same checker:", checker is checker_for(dictionary, block, 1))
 print("torch imported with spacy:", "torch" in sys.modules, "spacy" in sys.modules)
 import torch
 print("torch later:", torch.tensor([1.0]).sum().item())

@@ -201,3 +201,42 @@ def test_progress_counts_retries_on_its_line_instead_of_printing_each():
     lines = stream.getvalue().splitlines()
     assert lines[-1].startswith("run: asking: 2/2 (100%)") and lines[-1].endswith(", 3 retries")
     assert not any("retry" in line and "retries" not in line for line in lines)
+
+
+def test_answers_arriving_together_are_stored_in_one_transaction_and_complete_after_it(tmp_path):
+    with LatencyServer(latency=0.3) as server, Store(tmp_path / "run.db") as store:
+        writes: list[int] = []
+        put = store.put_responses
+
+        def counted(fingerprint, items):  # the real write, counted
+            writes.append(len(items))
+            put(fingerprint, items)
+
+        store.put_responses = counted  # type: ignore[method-assign]
+        model = CachedChatModel(load_chat(server.uri(), concurrency=40, **FAST), [store])
+        requests = _requests("together", 40)
+        futures = [model._send(r.cache_key(), r) for r in requests]
+        stored_when_done = []
+        for r, f in zip(requests, futures, strict=True):
+            f.result(10)  # done: its answer is in the store already
+            stored_when_done.append(bool(store.get_responses(model.fingerprint.key, [r.cache_key()])))
+    assert all(stored_when_done)
+    assert sum(writes) == 40  # every answer stored once...
+    assert len(writes) < 20  # ...in a few transactions: 40 answers reach the client within a few ms
+
+
+def test_a_request_answered_while_a_later_batch_is_being_sent_is_not_sent_again(tmp_path):
+    with LatencyServer(latency=0.2) as server, Store(tmp_path / "run.db") as store:
+        model = CachedChatModel(load_chat(server.uri(), concurrency=4, **FAST), [store])
+        first = model.chat_async(_requests("same", 1))
+        lookup = model._lookup
+
+        def slow_lookup(keys):  # the real lookup; then the first answer lands before the batch is sent
+            found = lookup(keys)
+            first.result()
+            return found
+
+        model._lookup = slow_lookup  # type: ignore[method-assign]
+        second = model.chat_async(_requests("same", 1) + _requests("other", 1))
+        assert [a.text for a in second.result()] == ["echo: same 0", "echo: other 0"]
+    assert server.posts == 2  # "same 0" once, "other 0" once

@@ -15,7 +15,8 @@ import pytest
 from latency_server import LatencyServer
 from servers import free_port
 
-from fairprobe.models import ChatRequest, load_chat
+from fairprobe.models import ChatRequest, http_process, load_chat
+from fairprobe.models.http_process import ProcessTransport
 from fairprobe.models.scheduler import EndpointScheduler, retry_count
 from fairprobe.models.transport import (
     ConnectFailed,
@@ -26,6 +27,22 @@ from fairprobe.models.transport import (
 )
 
 FAST = {"backoff": 0.0, "timeout": 5.0}
+
+
+@pytest.fixture(params=["in-process", "worker"])
+def where(request, monkeypatch):
+    """Each lean-client test twice: on the endpoint's loop, and in the worker process (which the
+    client uses from PROCESS_CONCURRENCY requests in flight on; lowered here to 1)."""
+    if request.param == "worker":
+        monkeypatch.setattr(http_process, "PROCESS_CONCURRENCY", 1)
+    return request.param
+
+
+def _check_where(model, where: str) -> None:
+    kind = ProcessTransport if where == "worker" else PlainHTTP
+    assert isinstance(model._transport, kind)
+
+
 MODELS = b'{"data": [{"id": "raw"}]}'
 
 
@@ -115,7 +132,7 @@ def test_plain_http_without_a_proxy_gets_the_lean_client_https_and_proxies_get_h
     assert isinstance(open_transport("http://gpu-box:8000/v1", {}, 5, 4), PlainHTTP)
 
 
-def test_chunked_close_delimited_and_connection_close_answers_are_read():
+def test_chunked_close_delimited_and_connection_close_answers_are_read(where):
     first, second, third = (
         _completion("chunked answer"),
         _completion("until close"),
@@ -132,6 +149,7 @@ def test_chunked_close_delimited_and_connection_close_answers_are_read():
     try:
         before = retry_count()
         model = load_chat(server.uri, concurrency=1, **FAST)
+        _check_where(model, where)
         answers = [model.chat([ChatRequest.of(f"q{i}")])[0].text for i in range(3)]
     finally:
         server.close()
@@ -139,26 +157,30 @@ def test_chunked_close_delimited_and_connection_close_answers_are_read():
     assert retry_count() == before  # each framing read as it is, none retried
 
 
-def test_a_connection_the_server_closed_while_idle_is_not_reused():
+def test_a_connection_the_server_closed_while_idle_is_not_reused(where):
     ok = _completion("fine")
     answer = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(ok) + ok
     server = RawServer([answer] * 3, close_after=1)  # keep-alive promised, then closed after each answer
     try:
         before = retry_count()
         model = load_chat(server.uri, concurrency=1, **FAST)
+        _check_where(model, where)
         texts = []
         for i in range(3):
             texts.append(model.chat([ChatRequest.of(f"q{i}")])[0].text)
-            time.sleep(0.1)  # the close reaches the client while the connection is idle
+            time.sleep(
+                0.3
+            )  # the close reaches the client while the connection is idle (a busy machine: slower)
     finally:
         server.close()
     assert texts == ["fine"] * 3 and server.posts == 3
     assert retry_count() == before  # a stale connection is dropped before use, not tried and retried
 
 
-def test_a_request_cancelled_before_it_was_sent_is_never_sent():
+def test_a_request_cancelled_before_it_was_sent_is_never_sent(where):
     with LatencyServer(latency=0.3) as server:
         model = load_chat(server.uri(), concurrency=1, **FAST)
+        _check_where(model, where)
         futures = [model.submit(ChatRequest.of(f"q{i}")) for i in range(3)]
         time.sleep(0.1)  # the first is in flight, the others wait for its place
         assert not futures[0].cancel()  # in flight: it runs to its answer
@@ -188,3 +210,27 @@ def test_the_httpx_transport_answers_and_maps_its_errors():
     for kind in (HttpxTransport, PlainHTTP):
         with pytest.raises(ConnectFailed):
             scheduler.run(kind(closed, {}, 2.0, 2).request("GET", f"{closed}/models")).result(10)
+
+
+def test_hundreds_in_flight_go_through_a_worker_process_that_is_restarted_when_it_dies(monkeypatch):
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    many = http_process.PROCESS_CONCURRENCY
+    assert isinstance(open_transport("http://127.0.0.1:8000/v1", {}, 5, many), ProcessTransport)
+    assert isinstance(open_transport("http://127.0.0.1:8000/v1", {}, 5, many - 1), PlainHTTP)
+    assert isinstance(open_transport("https://api.openai.com/v1", {}, 5, many), HttpxTransport)
+    with LatencyServer(latency=0.5) as server:
+        model = load_chat(server.uri(), concurrency=many, **FAST)
+        transport = model._transport
+        assert transport.started == 1  # the model-list probe went through it
+        before = retry_count()
+        future = model.submit(ChatRequest.of("q0"))
+        deadline = time.monotonic() + 5
+        while server.posts < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        transport._process.kill()  # the worker dies with the request in flight
+        assert future.result(10).text == "echo: q0"  # retried through a new worker
+        assert transport.started == 2 and retry_count() == before + 1
+        answers = model.chat([ChatRequest.of(f"r{i}") for i in range(300)])
+        assert [a.text for a in answers] == [f"echo: r{i}" for i in range(300)]
+        assert server.max_in_flight > 100  # hundreds in flight at once through one worker

@@ -344,7 +344,8 @@ class OpenAIChat:
         problem = ""
         for attempt in range(self.retries + 1):
             retry_after = None
-            async with self.scheduler.slot():
+            await self.scheduler.acquire()  # one place in flight for this attempt (released below)
+            try:
                 if attempt == 0 and not outer.set_running_or_notify_cancel():
                     return None  # dropped before it was sent (a batch failed, a run was stopped)
                 start = time.perf_counter()
@@ -362,6 +363,8 @@ class OpenAIChat:
                     response = None
                     kinds.append("transport")
                     problem = f"connection broken ({exc})"
+            finally:
+                self.scheduler.release()
             if response is not None:
                 latency = time.perf_counter() - start
                 code = response.status_code

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import queue
 import threading
 import time
@@ -111,7 +112,10 @@ class EndpointScheduler:
         self._starting: list[Coroutine[Any, Any, Any]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loop: LoopThread | None = None
-        self._answers: queue.SimpleQueue[tuple[Future[Any], Any, BaseException | None]] = queue.SimpleQueue()
+        self._answers: queue.SimpleQueue[list[tuple[Future[Any], Any, BaseException | None]]] = (
+            queue.SimpleQueue()
+        )
+        self._outbox: list[tuple[Future[Any], Any, BaseException | None]] = []
 
     def resize(self, concurrency: int) -> None:
         """A later model at the same endpoint asked for another concurrency: the latest wins."""
@@ -159,20 +163,48 @@ class EndpointScheduler:
             task.add_done_callback(self._tasks.discard)
 
     def deliver(self, future: Future[T], result: T | None, error: BaseException | None = None) -> None:
-        """Complete ``future`` on the answers thread (its callbacks, e.g. a cache write, run there)."""
-        self._answers.put((future, result, error))
+        """Complete ``future`` on the answers thread (its callbacks, e.g. a cache write, run there).
+        Called on the loop; the answers of one loop turn go to that thread as one batch: a hand-over
+        per answer (a thread wake-up each, and on a busy machine a wait for the GIL each) cost the loop
+        more than the answer itself at hundreds in flight."""
+        self._outbox.append((future, result, error))
+        if len(self._outbox) == 1:
+            asyncio.get_running_loop().call_soon(self._hand_over)
+
+    def _hand_over(self) -> None:
+        batch, self._outbox = self._outbox, []
+        self._answers.put(batch)
 
     def _deliver_loop(self) -> None:
         while True:
-            future, result, error = self._answers.get()
-            if error is not None:
-                future.set_exception(error)
-            else:
-                future.set_result(result)
+            batch = self._answers.get()
+            _handing.gathered = gathered = {}
+            try:
+                for future, result, error in batch:
+                    if error is not None:
+                        future.set_exception(error)
+                    else:
+                        future.set_result(result)
+            finally:
+                _handing.gathered = None
+            for flush, items in gathered.values():
+                try:
+                    flush(items)
+                except Exception:  # as a future's callback would be: logged, the thread goes on
+                    logging.getLogger("fairprobe.models").exception("storing a batch of answers failed")
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
-        """Hold one of the :attr:`limit` in-flight places for one network attempt (on the loop).
+        """Hold one of the :attr:`limit` in-flight places for one network attempt (on the loop):
+        :meth:`acquire`, then :meth:`release` however the attempt ends."""
+        await self.acquire()
+        try:
+            yield
+        finally:
+            self.release()
+
+    async def acquire(self) -> None:
+        """Take one of the :attr:`limit` in-flight places (on the loop), waiting for one if needed.
         A waiter woken by :meth:`_wake` is handed its place, so a newcomer cannot take it first."""
         if self.in_flight >= self.limit or self._waiters:
             waiter = asyncio.get_running_loop().create_future()
@@ -188,11 +220,13 @@ class EndpointScheduler:
                 raise
         else:
             self.in_flight += 1
-        self.peak = max(self.peak, self.in_flight)
-        try:
-            yield
-        finally:
-            self.in_flight -= 1
+        if self.in_flight > self.peak:
+            self.peak = self.in_flight
+
+    def release(self) -> None:
+        """Give back a place taken with :meth:`acquire` (on the loop)."""
+        self.in_flight -= 1
+        if self._waiters:
             self._wake()
 
     def _wake(self) -> None:
@@ -221,6 +255,26 @@ class EndpointScheduler:
             self._streak = 0
             self.limit += 1
             self._wake()
+
+
+_handing = threading.local()
+
+
+def gather(key: object, item: Any, flush: Callable[[list[Any]], None]) -> bool:
+    """Collect ``item`` under ``key`` while an answers thread hands over a batch of answers (in a
+    future's callback); once every future of the batch is completed, ``flush(items)`` runs once per
+    key with the items in the order they came. So a cache writes the answers of one batch in one
+    transaction, not one each (at hundreds of answers a second, transactions and their GIL
+    hand-overs were most of that thread's time). Anywhere else it collects nothing and returns False:
+    the caller handles ``item`` at once."""
+    gathered = getattr(_handing, "gathered", None)
+    if gathered is None:
+        return False
+    entry = gathered.get(key)
+    if entry is None:
+        entry = gathered[key] = (flush, [])
+    entry[1].append(item)
+    return True
 
 
 def scheduler_for(endpoint: str, concurrency: int) -> EndpointScheduler:

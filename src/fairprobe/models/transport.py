@@ -11,6 +11,8 @@ Two transports, one interface (``await transport.request(method, url, body) -> H
   endpoints reached without a proxy (a local llama.cpp / vLLM / Ollama server, the usual case for
   high concurrency). It speaks just what a chat-completions exchange needs: ``Content-Length`` or
   ``chunked`` bodies, ``Connection: close``, basic auth from the URL.
+  From :data:`~fairprobe.models.http_process.PROCESS_CONCURRENCY` (128) requests in flight on it
+  runs in a worker process (:mod:`fairprobe.models.http_process`), out of the driver's GIL.
 - :class:`HttpxTransport` — ``httpx.AsyncClient`` for everything else (``https://``, proxies from
   the environment, HTTP/1.1 features the lean client does not speak).
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 import threading
 import urllib.request
 from collections import deque
@@ -104,10 +107,15 @@ def _proxied(url: str) -> bool:
 
 
 def open_transport(base_url: str, headers: dict[str, str], timeout: float, connections: int) -> Any:
-    """The transport for ``base_url``: :class:`PlainHTTP` for ``http://`` without a proxy, else
-    :class:`HttpxTransport`."""
+    """The transport for ``base_url``: for ``http://`` without a proxy :class:`PlainHTTP`, run in
+    a worker process from :data:`~fairprobe.models.http_process.PROCESS_CONCURRENCY` requests in
+    flight on (:class:`~fairprobe.models.http_process.ProcessTransport`); else :class:`HttpxTransport`."""
     parts = urlsplit(base_url)
     if parts.scheme == "http" and not _proxied(base_url):
+        from fairprobe.models.http_process import PROCESS_CONCURRENCY, ProcessTransport
+
+        if connections >= PROCESS_CONCURRENCY and os.name == "posix":  # it hands the worker a socket fd
+            return ProcessTransport(base_url, headers, timeout, connections)
         return PlainHTTP(base_url, headers, timeout, connections)
     return HttpxTransport(base_url, headers, timeout, connections)
 

@@ -93,10 +93,16 @@ def count_generated(record: Record, dictionary: BiasDictionary, block: HInterBlo
     return atomic + sum(count_intersectional(record.text, dictionary, c, skip) for c in combos)
 
 
+def needs_person_check(dictionary: BiasDictionary, block: HInterBlock) -> bool:
+    """Whether the run parses originals for the person check (an attribute has person-only
+    adjectives and ``person_adjectives`` is on): it then loads the parser with the recogniser."""
+    return block.person_adjectives and any(dictionary.person_only(a) for a in block.attributes)
+
+
 def person_skip(text: str, dictionary: BiasDictionary, block: HInterBlock) -> frozenset[tuple[int, int]]:
     """Occurrences of person-only adjectives (the dictionary's ``adjectives:`` blocks) that describe
     no person in the parse, unless ``person_adjectives: false`` (issue 20)."""
-    if not block.person_adjectives or not any(dictionary.person_only(a) for a in block.attributes):
+    if not needs_person_check(dictionary, block):
         return frozenset()
     from fairprobe.text.person import non_person_spans, person_parser
 
@@ -135,18 +141,24 @@ _person_lock = threading.Lock()
 _checker_lock = threading.Lock()
 
 
-def invariant_checker(spacy_model: str | None, processes: int) -> Any:
+def invariant_checker(spacy_model: str | None, processes: int, with_ner: bool = False) -> Any:
     """The dependency-invariant checker, loaded once per process (executors reuse workers); a call
-    while another thread loads it waits for that load."""
+    while another thread loads it waits for that load. ``with_ner``: it parses with the person
+    check's pipeline (one spaCy load for both; same tags and dependencies), see :func:`checker_for`."""
     with _checker_lock:
-        return _load_checker(spacy_model, processes)
+        return _load_checker(spacy_model, processes, with_ner)
+
+
+def checker_for(dictionary: BiasDictionary, block: HInterBlock, processes: int) -> Any:
+    """The invariant checker of a run: sharing the person check's pipeline when the run has one."""
+    return invariant_checker(block.spacy_model, processes, needs_person_check(dictionary, block))
 
 
 @functools.cache
-def _load_checker(spacy_model: str | None, processes: int) -> Any:
+def _load_checker(spacy_model: str | None, processes: int, with_ner: bool) -> Any:
     from fairprobe.text.invariant import InvariantChecker
 
-    return InvariantChecker(spacy_model, processes=processes)
+    return InvariantChecker(spacy_model, processes=processes, with_ner=with_ner)
 
 
 class _NoTorchHere(importlib.abc.MetaPathFinder):
@@ -188,7 +200,7 @@ class ParserWarmup:
 
     def __init__(self, dictionary: BiasDictionary, block: HInterBlock, processes: int):
         self._error: BaseException | None = None
-        person = block.person_adjectives and any(dictionary.person_only(a) for a in block.attributes)
+        person = needs_person_check(dictionary, block)
 
         def load() -> None:
             if not (person or block.invariant):
@@ -201,8 +213,8 @@ class ParserWarmup:
 
                     with _person_lock:
                         person_parser(block.spacy_model)
-                if block.invariant:
-                    invariant_checker(block.spacy_model, processes)
+                if block.invariant:  # with the person check: the pipeline just loaded, shared
+                    invariant_checker(block.spacy_model, processes, person)
             except BaseException as exc:  # noqa: BLE001 - raised in the driver by result()
                 self._error = exc
 
@@ -260,7 +272,7 @@ def shard_cases(
     def validated() -> list[OriginalCases]:
         nonlocal checker, cap
         if checker is None and block.invariant:  # loaded at the first validation (a warm-up may hold it)
-            checker = invariant_checker(block.spacy_model, processes)
+            checker = checker_for(dictionary, block, processes)
         cap = min(2 * cap, block.chunk_mutants)
         return _validate(pending, checker)
 

@@ -37,8 +37,8 @@ from fairprobe.methods.hinter.cases import (
     OriginalCases,
     ParserWarmup,
     attribute_combinations,
+    checker_for,
     generate,
-    invariant_checker,
     shard_cases,
 )
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA, SHARDS_DIR
@@ -240,12 +240,12 @@ def _run_shards(
             # loading on the warm-up thread; a missing parser fails at the first chunk, before any
             # model call or shard file; the name is recorded when that chunk is finished
             record_parser = lambda: ctx.record_info(  # noqa: E731
-                parser=invariant_checker(block.spacy_model, processes).model_name
+                parser=checker_for(dictionary, block, processes).model_name
             )
         else:  # loaded here: a missing parser fails before any shard runs
             if warmup is not None:
                 warmup.result()
-            ctx.record_info(parser=invariant_checker(block.spacy_model, processes).model_name)
+            ctx.record_info(parser=checker_for(dictionary, block, processes).model_name)
     fluency = _fluency_scorer(block)
     ctx.record_info(
         oracle=oracle_info,
