@@ -14,6 +14,9 @@ from fairprobe.methods.certify import lexicon
 
 @pytest.fixture
 def restore_lists():
+    # a model loaded by an earlier test sets the process's list (its folder's record): start from the default
+    lexicon.use_toxic_list(lexicon.DEFAULT_TOXIC_LIST)
+    lexicon.use_tokenizer("words")
     yield
     lexicon.use_toxic_list(lexicon.DEFAULT_TOXIC_LIST)
     lexicon.use_tokenizer("words")
