@@ -12,7 +12,9 @@ Choices (issue 6 asks for them to be written down):
   softmax as ``1 / sum_j exp(s_j - s_k)`` (:mod:`.softmax`) and a fresh noise symbol for every
   new error term that an affine map would mix; ``fast`` is the older one (softmax as
   ``exp(s - m) * 1 / sum_j exp(s_j - m)``, a product, :meth:`.zonotope.Zono.softmax`; new error
-  terms kept per element until the block's end). The interval (IBP) softmax is the tight
+  terms kept per element until the block's end). With ``deept`` on a long sentence the attention
+  ``softmax(q k) v`` is computed slice by slice of noise symbols (:meth:`ZonoBox.attention`), the
+  same bounds without forming the scores' generator matrix. The interval (IBP) softmax is the tight
   per-element bound ``1 / (1 + sum_{j≠i} exp(u_j - l_i))`` ..., computed in log space; when exp
   would overflow the zonotope falls back to those interval bounds.
 - LayerNorm: ``(x - mean) * rsqrt(mean((x - mean)^2) + eps) * gamma + beta``; the centring is an
@@ -123,9 +125,9 @@ class ZonoBox:
     def attention(self, k: ZonoBox, v: ZonoBox) -> tuple[ZonoBox, Any, Any]:
         """``softmax(self k) v`` with DeepT's softmax (``self`` the queries): the same values as
         ``self.matmul(k).softmax("deept").matmul(v)``, with the zonotope part fused when the
-        scores are large (:data:`.softmax.FUSE_MIN`; :func:`.softmax.deept_attention`: the scores'
-        and probabilities' generator matrices are never formed whole). Returns the product and the bounds of the scores and of the
-        probabilities (for the walk's record)."""
+        scores are large (:data:`.softmax.FUSE_MIN`; :func:`.softmax.deept_attention`: the
+        scores' and probabilities' generator matrices are never formed whole). Returns the
+        product and the bounds of the scores and of the probabilities (for the walk's record)."""
         from fairprobe.methods.certify import softmax
 
         h, n, _ = self.z.c.shape

@@ -34,6 +34,10 @@ is never formed: the differences' bounds need only their L1 distances (``h·n²`
 the slopes without it (:func:`deept_softmax`), so the memory stays that of the scores themselves;
 the cost is ``h·n³·TOP`` for the distances plus a few passes over the scores' generators.
 
+On long sentences the walk goes further (:func:`deept_attention`): the whole attention
+``softmax(q k) v`` is computed slice by slice of generators, so neither the scores' nor the
+probabilities' generator matrix (k × h·n² each) is formed whole; same bounds.
+
 **Differences from DeepT**, each sound:
 
 - New error terms go to the per-element private box (turned into generators at the block's end),
