@@ -232,3 +232,90 @@ def test_check_catches_a_softmax_exp_relaxation_shifted(monkeypatch, slope, name
     assert softmax_excess(z, deept.deept_softmax(z, slope=slope), seed=2) <= 1e-12
     monkeypatch.setattr(deept, name, broken)
     assert softmax_excess(z, deept.deept_softmax(z, slope=slope), seed=2) > 0
+
+
+def attention_factors(seed: int, scale: float, k: int = 7, h: int = 2, n: int = 5, dh: int = 3):
+    """Random queries (h, n, dh), keys (h, dh, n) and values (h, n, dh) over ``k`` shared noise symbols."""
+    return (
+        random_zono(seed, scale, k, (h, n, dh), 1.0),
+        random_zono(seed + 100, scale, k, (h, dh, n), 1.0),
+        random_zono(seed + 200, scale, k, (h, n, dh), 1.0),
+    )
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 64])
+@pytest.mark.parametrize("top", [None, 2, 128])
+@pytest.mark.parametrize("seed", range(3))
+def test_fused_attention_is_the_unfused_composition(seed, top, chunk):
+    """deept_attention (slices of generators, no scores matrix) computes the same zonotope and
+    bounds as scores → DeepT's softmax → product, with interval bounds of the scores met."""
+    q, k, v = attention_factors(seed, 0.05)
+    s = q.matmul(k)
+    lo, hi = s.bounds()
+    box = (lo + 0.3 * (hi - lo) * (seed % 2), hi)  # tighter than the zonotope on odd seeds
+    fused = deept.deept_attention(q, k, v, box, top=top, chunk=chunk)
+    s_ref = q.matmul(k)
+    zl, zu = s_ref.bounds()
+    lo_ref = zl.maximum(box[0])
+    hi_ref = zu.minimum(box[1]).maximum(lo_ref)
+    p, step5 = deept.deept_softmax(s_ref, (lo_ref, hi_ref), top=top)
+    ref = p.matmul(v)
+    out, (slo, shi), (plo, phi), (dl, du) = fused
+    for got, want in [(out.c, ref.c), (out.g, ref.g), (out.r, ref.r), (slo, lo_ref), (shi, hi_ref)]:
+        assert torch.allclose(got, want, rtol=1e-11, atol=1e-14)
+    for got, want in [(plo, p.bounds()[0]), (phi, p.bounds()[1]), (dl, step5[0]), (du, step5[1])]:
+        assert torch.allclose(got, want, rtol=1e-11, atol=1e-14)
+
+
+def attention_excess(q: Zono, k: Zono, v: Zono, out: Zono, count: int = 200, seed: int = 0) -> float:
+    """Largest amount by which softmax(q k) v leaves ``out`` at the points' own noise symbols."""
+    gen = torch.Generator().manual_seed(seed)
+    worst = -float("inf")
+    n_sym = q.g.shape[0]
+    for i in range(count):
+        vertex = i % 2
+        draw = (
+            (lambda shape: torch.randint(0, 2, shape, generator=gen).double() * 2 - 1)
+            if vertex
+            else (lambda shape: torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1)
+        )
+        eps = draw((n_sym,))
+        x = [z.c + torch.einsum("k...,k->...", z.g, eps) + draw(z.r.shape) * z.r for z in (q, k, v)]
+        y = (x[0] @ x[1]).softmax(-1) @ x[2]
+        centre = out.c + torch.einsum("k...,k->...", out.g, eps[: out.g.shape[0]])
+        worst = max(worst, float(((y - centre).abs() - out.r).max()))
+    return worst
+
+
+@pytest.mark.parametrize("scale", [1e-3, 0.05, 0.3])
+@pytest.mark.parametrize("seed", range(3))
+def test_fused_attention_encloses_every_sampled_point(seed, scale):
+    q, k, v = attention_factors(seed, scale, k=9)
+    lo, hi = q.matmul(k).bounds()
+    out = deept.deept_attention(q, k, v, (lo - 1.0, hi + 1.0), top=3, chunk=2)[0]
+    assert attention_excess(q, k, v, out, seed=seed) <= 1e-12
+
+
+def test_attention_check_catches_a_shifted_exp_enclosure(monkeypatch):
+    """Negative control: the sampled-point check fails when the fused path's exp bound is wrong."""
+    q, k, v = attention_factors(4, 0.05, k=9)
+    lo, hi = q.matmul(k).bounds()
+    original = deept.convex_relax
+
+    def unsound(*args):
+        lam, mu, beta = original(*args)
+        return lam, mu + 0.5, beta
+
+    monkeypatch.setattr(deept, "convex_relax", unsound)
+    out = deept.deept_attention(q, k, v, (lo, hi), top=3, chunk=2)[0]
+    assert attention_excess(q, k, v, out, seed=4) > 0
+
+
+def test_fused_attention_falls_back_when_it_cannot_fuse():
+    q, k, v = attention_factors(1, 0.05)
+    fewer = Zono(v.c, v.g[:4], v.r)  # values over other noise symbols
+    lo, hi = q.matmul(k).bounds()
+    assert deept.deept_attention(q, k, fewer, (lo, hi)) is None
+    q, k, v = attention_factors(1, 400.0)  # exp would overflow: the unfused path's fallback
+    lo, hi = q.matmul(k).bounds()
+    assert deept.deept_attention(q, k, v, (lo, hi)) is None

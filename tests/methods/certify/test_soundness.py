@@ -164,6 +164,31 @@ def test_zonotope_is_never_looser_than_ibp(loaded, sentences):
 # -- negative controls: the checks above catch an unsound verifier ---------------------------------
 
 
+def test_fused_attention_walk_is_the_unfused_walk(loaded, sentences, monkeypatch):
+    """The verifier's default walk computes softmax(q k) v in one fused step
+    (:meth:`.network.ZonoBox.attention`); every layer's bounds and the margin must be those of the
+    unfused composition (scores, DeepT's softmax, product), which the checks above hold sound."""
+    from fairprobe.methods.certify.network import ZonoBox
+
+    def unfused(self, k, v):
+        scores = self.matmul(k)
+        probs = scores.softmax("deept")
+        return probs.matmul(v), scores.bounds(), probs.bounds()
+
+    monkeypatch.setattr(deept_softmax, "FUSE_MIN", 0)  # fused at any size (the default: long sentences)
+    runs = []
+    for attention in (ZonoBox.attention, unfused):
+        monkeypatch.setattr(ZonoBox, "attention", attention)
+        runs.append(
+            [layer_bounds(loaded.module, embed(loaded, ids), 2e-2, "zonotope") for _, ids in sentences[:2]]
+        )
+    for fused, plain in zip(*runs, strict=True):
+        for (name, (lo, hi)), (name2, (lo2, hi2)) in zip(fused, plain, strict=True):
+            assert name == name2
+            assert torch.allclose(lo, lo2, rtol=1e-9, atol=1e-12), name
+            assert torch.allclose(hi, hi2, rtol=1e-9, atol=1e-12), name
+
+
 def test_check_catches_a_box_that_is_too_small(loaded, sentences):
     _, ids = sentences[0]
     e = embed(loaded, ids)

@@ -12,7 +12,9 @@ Choices (issue 6 asks for them to be written down):
   softmax as ``1 / sum_j exp(s_j - s_k)`` (:mod:`.softmax`) and a fresh noise symbol for every
   new error term that an affine map would mix; ``fast`` is the older one (softmax as
   ``exp(s - m) * 1 / sum_j exp(s_j - m)``, a product, :meth:`.zonotope.Zono.softmax`; new error
-  terms kept per element until the block's end). The interval (IBP) softmax is the tight
+  terms kept per element until the block's end). With ``deept`` on a long sentence the attention
+  ``softmax(q k) v`` is computed slice by slice of noise symbols (:meth:`ZonoBox.attention`), the
+  same bounds without forming the scores' generator matrix. The interval (IBP) softmax is the tight
   per-element bound ``1 / (1 + sum_{j≠i} exp(u_j - l_i))`` ..., computed in log space; when exp
   would overflow the zonotope falls back to those interval bounds.
 - LayerNorm: ``(x - mean) * rsqrt(mean((x - mean)^2) + eps) * gamma + beta``; the centring is an
@@ -120,6 +122,29 @@ class ZonoBox:
                 return ZonoBox(z, Box.from_bounds(lo, hi.maximum(lo)))
         return self._nonlinear("softmax", "current")
 
+    def attention(self, k: ZonoBox, v: ZonoBox) -> tuple[ZonoBox, Any, Any]:
+        """``softmax(self k) v`` with DeepT's softmax (``self`` the queries): the same values as
+        ``self.matmul(k).softmax("deept").matmul(v)``, with the zonotope part fused when the
+        scores are large (:data:`.softmax.FUSE_MIN`; :func:`.softmax.deept_attention`: the
+        scores' and probabilities' generator matrices are never formed whole). Returns the
+        product and the bounds of the scores and of the probabilities (for the walk's record)."""
+        from fairprobe.methods.certify import softmax
+
+        h, n, _ = self.z.c.shape
+        res = None
+        if self.z.g.shape[0] * h * n * n >= softmax.FUSE_MIN:
+            res = softmax.deept_attention(self.z, k.z, v.z, self.b.matmul(k.b).bounds())
+        if res is None:  # small, unshared noise symbols or exp overflow: the unfused path
+            scores = self.matmul(k)
+            probs = scores.softmax("deept")
+            return probs.matmul(v), scores.bounds(), probs.bounds()
+        out, (lo, hi), (zl, zu), (dl, du) = res
+        zl, zu = zl.nan_to_num(nan=float("-inf")), zu.nan_to_num(nan=float("inf"))
+        bl, bu = Box.from_bounds(lo, hi).softmax().bounds()
+        plo, phi = bl.maximum(zl).maximum(dl), bu.minimum(zu).minimum(du)
+        probs_b = Box.from_bounds(plo, phi.maximum(plo))
+        return ZonoBox(out, probs_b.matmul(v.b)), (lo, hi), (plo.maximum(zl), phi.minimum(zu).maximum(plo))
+
     def clamp(self, lo: float, hi: float) -> ZonoBox:
         return ZonoBox(self.z, self.b.clamp(lo, hi))
 
@@ -204,9 +229,14 @@ def walk(
         q = x.affine(blk.q.weight * s, blk.q.bias * s).reshape(n, h, dh).permute(1, 0, 2)
         k = x.affine(blk.k.weight, blk.k.bias).reshape(n, h, dh).permute(1, 2, 0)
         v = x.affine(blk.v.weight, blk.v.bias).reshape(n, h, dh).permute(1, 0, 2)
-        scores = rec(f"block{i}.scores", q.matmul(k))
-        probs = rec(f"block{i}.softmax", scores.softmax(softmax))
-        att = fresh(probs.matmul(v)).permute(1, 0, 2).reshape(n, cfg.dim)
+        if softmax == "deept" and isinstance(q, ZonoBox):  # fused: no (k, h, n, n) generator matrix
+            pv, scores_bounds, probs_bounds = q.attention(k, v)
+            if record is not None:
+                record += [(f"block{i}.scores", scores_bounds), (f"block{i}.softmax", probs_bounds)]
+        else:
+            scores = rec(f"block{i}.scores", q.matmul(k))
+            pv = rec(f"block{i}.softmax", scores.softmax(softmax)).matmul(v)
+        att = fresh(pv).permute(1, 0, 2).reshape(n, cfg.dim)
         att = rec(f"block{i}.attention", att.affine(blk.o.weight, blk.o.bias))
         x = rec(f"block{i}.ln1", _layer_norm(fresh(x.add(att)), blk.ln1, fresh))
         hidden = x.affine(blk.ff1.weight, blk.ff1.bias)
