@@ -222,7 +222,9 @@ def test_answers_arriving_together_are_stored_in_one_transaction_and_complete_af
             stored_when_done.append(bool(store.get_responses(model.fingerprint.key, [r.cache_key()])))
     assert all(stored_when_done)
     assert sum(writes) == 40  # every answer stored once...
-    assert len(writes) < 20  # ...in a few transactions: 40 answers reach the client within a few ms
+    # ...in fewer transactions than answers (one per answer before batching; how few depends on how
+    # close together the 40 answers reach the client, which a loaded machine spreads out)
+    assert len(writes) < 40
 
 
 def test_a_request_answered_while_a_later_batch_is_being_sent_is_not_sent_again(tmp_path):
