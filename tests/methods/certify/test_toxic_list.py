@@ -11,6 +11,8 @@ import pytest
 from fairprobe.errors import UsageError
 from fairprobe.methods.certify import lexicon
 
+from .conftest import train_cli
+
 
 @pytest.fixture
 def restore_lists():
@@ -93,3 +95,19 @@ def test_model_records_its_list_and_its_certificate_reads_it(tmp_path, restore_l
     (out / "config.json").write_text(json.dumps(config))
     load_model(out)
     assert lexicon.active_toxic_list() == "curated"
+
+
+def test_certify_train_rejects_an_unknown_toxic_list(tmp_path):
+
+    r = train_cli(tmp_path / "m", "--task", "toxicity", "--toxic-list", "google")
+    assert r.returncode == 2 and "toxic" in r.stderr and "curated" in r.stderr, r.stderr[-800:]
+    assert not (tmp_path / "m").exists()  # nothing trained, nothing written
+
+
+@pytest.mark.slow
+def test_certify_train_toxic_list_option_reaches_the_model_folder(tmp_path):
+
+    out = tmp_path / "tox"
+    r = train_cli(out, "--task", "toxicity", "--toxic-list", "curated", "--pretrain-epochs", "2")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads((out / "config.json").read_text())["extra"]["toxic_list"] == "curated"

@@ -53,7 +53,12 @@ class CertifyBlock(BlockBase):
         "models for 2-3.5x the CPU time; fast = the older, looser one",
     )
     cap: int = Field(default=4096, ge=16, description="zonotope generator cap (reduction beyond it)")
-    steps: int = Field(default=10, ge=1, le=40, description="bisection rounds of the ε* search")
+    steps: int = Field(
+        default=6,
+        ge=1,
+        le=40,
+        description="bisection rounds of the ε* search: ε* to 2**-steps (6: 1.6%); the certified/not decision is exact at any value",
+    )
     eps0: float = Field(default=1e-3, gt=0, description="first ε tried by the search")
     max_tokens: int = Field(default=64, ge=1, description="sentences longer than this are not drawn")
     accuracy_limit: int | None = Field(
@@ -113,6 +118,11 @@ class TrainOptions(BaseModel):
         default="words",
         description="lower-case whole words, or BERT's uncased WordPiece vocabulary (30,522 tokens, "
         "the paper's choice; read from the packaged MiniLM tokenizer, no download)",
+    )
+    toxic_list: Literal["badwordslist", "badwordslist-filtered", "curated"] = Field(
+        default="badwordslist",
+        description="toxicity task's toxic terms: the paper's Google bad-words list (408 terms), the "
+        "same without identity, anatomy and everyday words (362), or the earlier 51 hand-picked terms",
     )
     pretrain_final_lr: float | None = Field(default=None, gt=0, le=1, description="their step size (1e-4)")
     pretrain_decay: Literal["constant", "cosine"] | None = Field(

@@ -77,6 +77,7 @@ def add_commands(app: typer.Typer) -> None:
             augment_prob=v["augment_prob"],
             augment_balance=v["augment_balance"],
             tokenizer=v["tokenizer"],
+            toxic_list=v["toxic_list"],
         )
 
         def log(msg: str) -> None:
