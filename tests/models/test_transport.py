@@ -16,14 +16,13 @@ from latency_server import LatencyServer
 from servers import free_port
 
 from fairprobe.models import ChatRequest, http_process, load_chat
-from fairprobe.models.http_process import ProcessTransport
+from fairprobe.models.http_process import ProcessTransport, open_transport
 from fairprobe.models.scheduler import EndpointScheduler, retry_count
 from fairprobe.models.transport import (
     ConnectFailed,
     HttpxTransport,
     PlainHTTP,
     TimedOut,
-    open_transport,
 )
 
 FAST = {"backoff": 0.0, "timeout": 5.0}

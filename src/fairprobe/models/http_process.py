@@ -24,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from fairprobe.models import transport as _transport
 from fairprobe.models.http_worker import frame, read_frame
@@ -146,3 +147,15 @@ class ProcessTransport:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+
+
+def open_transport(base_url: str, headers: dict[str, str], timeout: float, connections: int) -> Any:
+    """The transport for ``base_url``: for ``http://`` without a proxy :class:`PlainHTTP`, run in
+    a worker process from :data:`PROCESS_CONCURRENCY` requests in
+    flight on (:class:`ProcessTransport`); else :class:`HttpxTransport`."""
+    parts = urlsplit(base_url)
+    if parts.scheme == "http" and not _transport.proxied(base_url):
+        if connections >= PROCESS_CONCURRENCY and os.name == "posix":  # it hands the worker a socket fd
+            return ProcessTransport(base_url, headers, timeout, connections)
+        return _transport.PlainHTTP(base_url, headers, timeout, connections)
+    return _transport.HttpxTransport(base_url, headers, timeout, connections)

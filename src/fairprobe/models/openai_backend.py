@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 from fairprobe.errors import ContextLengthError, ModelError, ModelOutputError
 from fairprobe.models.base import ChatRequest, ChatResponse, Fingerprint
 from fairprobe.models.context import is_context_overflow
+from fairprobe.models.http_process import open_transport
 from fairprobe.models.redact import redact_uri
 from fairprobe.models.scheduler import default_concurrency, note_retry, scheduler_for
 from fairprobe.models.transport import (
@@ -50,7 +51,6 @@ from fairprobe.models.transport import (
     HTTPResponse,
     TimedOut,
     TransportFailed,
-    open_transport,
 )
 
 log = logging.getLogger("fairprobe.models.openai")

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
 import threading
 import urllib.request
 from collections import deque
@@ -94,7 +93,7 @@ class LoopThread:
         return threading.current_thread() is self._thread
 
 
-def _proxied(url: str) -> bool:
+def proxied(url: str) -> bool:
     """Whether the environment routes ``url`` through a proxy (``HTTP_PROXY``/``ALL_PROXY`` minus
     ``NO_PROXY``); loopback never is."""
     host = urlsplit(url).hostname or ""
@@ -104,20 +103,6 @@ def _proxied(url: str) -> bool:
     if not (proxies.get("http") or proxies.get("all")):
         return False
     return not urllib.request.proxy_bypass_environment(host, proxies)
-
-
-def open_transport(base_url: str, headers: dict[str, str], timeout: float, connections: int) -> Any:
-    """The transport for ``base_url``: for ``http://`` without a proxy :class:`PlainHTTP`, run in
-    a worker process from :data:`~fairprobe.models.http_process.PROCESS_CONCURRENCY` requests in
-    flight on (:class:`~fairprobe.models.http_process.ProcessTransport`); else :class:`HttpxTransport`."""
-    parts = urlsplit(base_url)
-    if parts.scheme == "http" and not _proxied(base_url):
-        from fairprobe.models.http_process import PROCESS_CONCURRENCY, ProcessTransport
-
-        if connections >= PROCESS_CONCURRENCY and os.name == "posix":  # it hands the worker a socket fd
-            return ProcessTransport(base_url, headers, timeout, connections)
-        return PlainHTTP(base_url, headers, timeout, connections)
-    return HttpxTransport(base_url, headers, timeout, connections)
 
 
 class PlainHTTP:
