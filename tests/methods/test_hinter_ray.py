@@ -143,6 +143,7 @@ def test_two_node_cluster_gives_the_local_findings_row_for_row(cluster, referenc
     assert any(f["biased"] for f in findings) and any(f["kind"] == "intersectional" for f in findings)
 
 
+@pytest.mark.slow  # the suite's budget: the other cluster tests run by default
 def test_a_py_model_in_the_driver_working_directory_imports_on_every_node(cluster, tmp_path):
     (tmp_path / "unfair_model.py").write_text(UNFAIR_MODEL)
     env = _env(tmp_path)
@@ -236,6 +237,7 @@ def test_an_address_where_no_head_listens_is_one_clear_line(tmp_path):
     )
 
 
+@pytest.mark.slow  # the suite's budget: the other cluster tests run by default
 @pytest.mark.server
 def test_an_llm_under_test_is_asked_from_the_worker_nodes(cluster, llama_server, tmp_path):
     """A chat URI goes to the workers as a model factory (Table 7 prompt, few-shot, temperature 0).

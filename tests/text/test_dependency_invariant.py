@@ -151,6 +151,7 @@ def test_fast_equals_literal_on_100_imdb_mutants(nlp) -> None:  # type: ignore[n
     _assert_same_verdicts(pairs, nlp)
 
 
+@pytest.mark.slow  # the suite's budget: a smaller case of the same property runs by default
 def test_fast_equals_literal_on_500_imdb_mutants(nlp) -> None:  # type: ignore[no-untyped-def]
     # Issue 3 §3: identical verdicts on at least 500 mutants of real IMDB reviews (reviews up to
     # 1,500 characters keep this in the default suite; bench/hinter_invariant.py uses full reviews).

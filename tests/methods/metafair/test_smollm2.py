@@ -87,6 +87,7 @@ def _check_oracle(f):
         assert f["verdict"] != "INVALID" or f["invalid"] in ("judge", "judged_invalid")
 
 
+@pytest.mark.slow  # the suite's budget: judge_controls and invalid_runs keep SmolLM2 in the default run
 @pytest.mark.server
 def test_shipped_tests_with_smollm2_as_model_and_judge(cli, tmp_path, llama_server):
     """`metafair run` over the shipped tests (first test of six MRs, --repeat 2) with SmolLM2 as model and judge."""
