@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 
+
+@pytest.mark.slow  # the suite's budget (39 s): the other techniques' compare tests run by default
 def test_two_models_certified_and_compared_sentence_by_sentence(cli, tmp_path, tiny_model):
     twin = tiny_model / "no-pretraining"
     r = cli("certify", "verify", "--model", str(tiny_model), "--model", str(twin), "--n", "4", "--steps", "6",
