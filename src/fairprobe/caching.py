@@ -285,13 +285,13 @@ class CachedChatModel(_CachedCalls):
     def _store_answers(self, items: list[tuple[str, Future[ChatResponse], Future[ChatResponse]]]) -> None:
         """Store the answers of ``(key, sent, future)`` in one transaction per store, then complete
         each ``future`` (after the write: a caller that saw it done may close the stores)."""
-        kept = {
-            key: sent.result().to_json()
-            for key, sent, _ in items
-            if not sent.cancelled() and sent.exception() is None and self.keep(sent.result())
-        }
         failed: BaseException | None = None
-        try:
+        try:  # whatever fails here, every future below still completes
+            kept = {
+                key: sent.result().to_json()
+                for key, sent, _ in items
+                if not sent.cancelled() and sent.exception() is None and self.keep(sent.result())
+            }
             for s in self._stores:
                 s.put_responses(self._fp, kept)
         except BaseException as exc:  # noqa: BLE001 - a failed write is the callers' error
