@@ -48,3 +48,43 @@ def test_the_chunk_ramp_gives_identical_findings_in_the_same_order():
     assert len(fixed_sizes) == 1  # without the ramp: one chunk of up to 2,000 mutants
     # with it: the model's first texts come after a few dozen mutants, and chunks grow from there
     assert ramped_sizes[0] < 2 * FIRST_CHUNK + 100 < sum(ramped_sizes) and len(ramped_sizes) >= 3
+
+
+class _Loading:
+    """The parser warm-up as the run sees it in its first second: still loading."""
+
+    def loading(self) -> bool:
+        return True
+
+
+def test_the_first_shards_originals_go_to_the_model_while_the_parser_loads_and_are_not_sent_again(
+    tmp_path, monkeypatch
+):
+    from fairprobe.caching import CachedClassifier
+    from fairprobe.methods.hinter.pipeline import _originals_first
+    from fairprobe.models.scheduler import submit_predict
+    from fairprobe.models.uri import load_classifier
+    from fairprobe.store import Store
+
+    (tmp_path / "batches_mod.py").write_text(
+        "BATCHES = []\ndef classify(texts):\n    BATCHES.append(list(texts))\n    return ['POS' for _ in texts]\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import batches_mod
+
+    shards = [(0, RECORDS[:3] + RECORDS[:1]), (1, RECORDS[3:])]
+    block = HInterBlock(model="-", attributes=["race", "gender"], invariant=False, person_adjectives=False)
+    with Store(tmp_path / "run.db") as store:
+        model = CachedClassifier(load_classifier("py:batches_mod:classify"), [store])
+        early = _originals_first(model, shards, _Loading())
+        chunk = next(shard_cases(shards[0][1], load_dictionary(), block, 0, 1))
+        texts = texts_to_run(chunk, False)
+        answers = submit_predict(model, texts).result()
+        early.result()
+        # the model's first batch: the first shard's originals, once each, before any mutant
+        assert batches_mod.BATCHES[0] == [r.text for r in RECORDS[:3]]
+        sent = [t for batch in batches_mod.BATCHES for t in batch]
+        # nothing asked twice: the chunk's originals were answered already, the shard's others wait
+        assert len(sent) == len(set(sent)) and set(sent) == set(texts) | set(batches_mod.BATCHES[0])
+        assert len(answers) == len(texts)
+        assert _originals_first(model, [], _Loading()).result() is None  # nothing to run: nothing sent

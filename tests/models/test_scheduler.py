@@ -22,6 +22,7 @@ from servers import FaultServer, free_port
 from fairprobe.caching import CachedChatModel
 from fairprobe.errors import ModelError
 from fairprobe.models import ChatRequest, load_chat
+from fairprobe.models.http_process import ProcessTransport
 from fairprobe.models.scheduler import (
     HOSTED_CONCURRENCY,
     LOCAL_CONCURRENCY,
@@ -84,6 +85,21 @@ def test_429_halves_the_bound_once_per_burst_and_success_raises_it_again():
     assert scheduler.limit == 8  # never above the configured concurrency
 
 
+def test_one_worker_transport_gets_queue_ahead_room_until_a_429_or_a_second_one():
+    scheduler = EndpointScheduler("test", 8, cooldown=60.0)
+    assert scheduler.room() == 8  # no transport that queues: the bound itself
+    first, second = ProcessTransport("http://x/v1", {}, 5, 8), ProcessTransport("http://x/v1", {}, 5, 8)
+    scheduler.queue_ahead(first)
+    assert scheduler.room() == 16  # 8 in flight at the server, 8 more waiting in the worker
+    scheduler.throttled()
+    assert scheduler.room() == 4  # after a 429 the worker gets no more than the lowered bound
+    for _ in range(4 + 5 + 6 + 7):
+        scheduler.succeeded()
+    assert scheduler.room() == 16
+    scheduler.queue_ahead(second)  # two workers could each send 8: neither gets extra room
+    assert scheduler.room() == 8
+
+
 def test_http_429_from_a_fake_server_lowers_concurrency_and_every_request_is_answered(tmp_path):
     with FaultServer(script=[("429", 0)] * 6) as fault, Store(tmp_path / "run.db") as store:
         model = CachedChatModel(load_chat(fault.uri, concurrency=8, retries=8, **FAST), [store])
@@ -121,6 +137,22 @@ def test_a_slot_is_not_held_while_a_request_waits_out_its_back_off():
     scheduler.run(main()).result(5)
     assert events == ["holder in", "holder out", "other in"]
     assert scheduler.in_flight == 0 and scheduler.peak == 1
+
+
+def test_lookahead_keeps_a_backlog_of_small_items_instead_of_a_fixed_number_of_items():
+    submitted: list[int] = []
+    at_first_finish: list[int] = []
+
+    def submit(i):
+        submitted.append(i)
+        return Pending(lambda: i, lambda: 2)  # two requests each, unanswered until waited on
+
+    def finish(i, answer):
+        if not at_first_finish:
+            at_first_finish.append(len(submitted))
+
+    Lookahead(submit, finish, backlog=40).run(iter(range(30)))
+    assert at_first_finish == [20]  # 40 requests queued (a cap of 8 items held 16)
 
 
 def test_lookahead_prepares_the_next_item_while_the_model_answers_and_finishes_in_order():

@@ -233,3 +233,16 @@ def test_hundreds_in_flight_go_through_a_worker_process_that_is_restarted_when_i
         answers = model.chat([ChatRequest.of(f"r{i}") for i in range(300)])
         assert [a.text for a in answers] == [f"echo: r{i}" for i in range(300)]
         assert server.max_in_flight > 100  # hundreds in flight at once through one worker
+
+
+def test_the_worker_queues_requests_beyond_the_bound_and_never_sends_more_than_it(monkeypatch):
+    """The scheduler hands the worker up to twice the bound, so the next request follows an answer
+    inside the worker; the server still never sees more than the bound at once."""
+    monkeypatch.setattr(http_process, "PROCESS_CONCURRENCY", 1)
+    with LatencyServer(latency=0.1, jitter=0.05) as server:
+        model = load_chat(server.uri(), concurrency=4, **FAST)
+        assert isinstance(model._transport, ProcessTransport)
+        answers = model.chat([ChatRequest.of(f"r{i}") for i in range(40)])
+        assert [a.text for a in answers] == [f"echo: r{i}" for i in range(40)]
+        assert server.max_in_flight == 4  # the worker's own bound: never passed
+        assert model.scheduler.peak == 8  # four more were waiting in the worker

@@ -44,6 +44,10 @@ class ProcessTransport:
     """The lean keep-alive client (:class:`~fairprobe.models.transport.PlainHTTP`) run in a worker
     process (see the module docstring). Used on one event loop (the endpoint's)."""
 
+    queues_ahead = True
+    """The worker sends at most ``connections`` requests at once and queues the rest in order (see
+    :meth:`~fairprobe.models.scheduler.EndpointScheduler.queue_ahead`)."""
+
     def __init__(self, base_url: str, headers: dict[str, str], timeout: float, connections: int):
         self._settings = (base_url, dict(headers), timeout, connections)
         self.timeout = timeout
@@ -68,8 +72,11 @@ class ProcessTransport:
         self._outbox.append((rid, method, url, body))
         if len(self._outbox) == 1:
             loop.call_soon(self._flush, writer)
-        try:  # the worker times the request out; this only guards against a worker that hangs
-            async with asyncio.timeout(self.timeout + 10):
+        # the worker times the request out; this only guards against a worker that hangs. A request
+        # queued in the worker waits at most one timeout for its turn (the scheduler hands it at most
+        # ``connections`` beyond those in flight, each of which ends within a timeout), then has its own.
+        try:
+            async with asyncio.timeout(2 * self.timeout + 10):
                 return await answer
         except TimeoutError:
             raise _transport.TimedOut(f"no answer within {self.timeout:g} s") from None

@@ -7,7 +7,9 @@ starts in a fraction of a second. It reads batches of requests, sends each with
 detail the in-process client handles) and writes the answers back in batches, one per turn of its
 event loop. It decides nothing: retries, back-off, 429 handling, ordering and storing stay in the
 parent, which sees the same answers and the same three failures (``ConnectFailed``, ``TimedOut``,
-``BrokenConnection``) as from the in-process client.
+``BrokenConnection``) as from the in-process client. At most ``connections`` requests are sent at
+once; the parent may hand over more (its scheduler's queue-ahead room), which wait here in the order
+they came, so an answer is followed by the next request without a round trip through the parent.
 
 Frames, both ways: a 4-byte big-endian length, then a pickled list. Parent to worker: the settings
 ``(base_url, headers, timeout, connections)`` once, then lists of ``(id, method, url, body)``.
@@ -63,6 +65,7 @@ async def serve(fd: int) -> None:
     reader, writer = await asyncio.open_connection(sock=socket.socket(fileno=fd), limit=2**24)
     base_url, headers, timeout, connections = await read_frame(reader)
     client = transport_module.PlainHTTP(base_url, headers, timeout, connections)
+    sending = asyncio.Semaphore(connections)  # the parent may hand over more: they wait here, in order
     loop = asyncio.get_running_loop()
     outbox: list[tuple[Any, ...]] = []
     tasks: set[asyncio.Task[None]] = set()
@@ -75,7 +78,8 @@ async def serve(fd: int) -> None:
 
     async def one(rid: int, method: str, url: str, body: Any) -> None:
         try:
-            response = await client.request(method, url, body)
+            async with sending:
+                response = await client.request(method, url, body)
             item: tuple[Any, ...] = (rid, response.status_code, response.headers, response.content, None)
         except transport_module.TransportFailed as exc:
             item = (rid, None, None, None, (type(exc).__name__, str(exc)))

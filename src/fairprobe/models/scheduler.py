@@ -102,8 +102,9 @@ class EndpointScheduler:
         self.cooldown = cooldown
         self.in_flight = 0
         self.peak = 0
-        """Most attempts in flight at once (tests and the benchmark read it)."""
+        """Most attempts handed to the transport at once (tests and the benchmark read it)."""
         self.throttles = 0
+        self._ahead: weakref.WeakSet[Any] = weakref.WeakSet()
         self._streak = 0
         self._last_cut = -1e9
         self._waiters: deque[asyncio.Future[None]] = deque()
@@ -203,10 +204,31 @@ class EndpointScheduler:
         finally:
             self.release()
 
+    def queue_ahead(self, transport: Any) -> None:
+        """``transport`` holds requests beyond ``concurrency`` itself and sends at most
+        ``concurrency`` at once (the HTTP worker process): while it is the only transport on this
+        endpoint and no 429 has lowered :attr:`limit`, :meth:`room` hands it ``concurrency`` more, so
+        an answer is followed by the next request inside the worker, without waiting for this
+        process's loop (on a busy 2-core machine, that wait idled the server in stretches at 256 in
+        flight). Two such transports on one endpoint get no extra room: together they could exceed
+        ``concurrency`` at the server."""
+        self._ahead.add(transport)
+
+    def stop_queueing_ahead(self, transport: Any) -> None:
+        """``transport`` was closed: it no longer counts against :meth:`queue_ahead`'s one-transport rule."""
+        self._ahead.discard(transport)
+
+    def room(self) -> int:
+        """Attempts that may be handed to the transport at once: :attr:`limit`, plus the queue-ahead
+        allowance of :meth:`queue_ahead` while it applies."""
+        if self.limit >= self.concurrency and len(self._ahead) == 1:
+            return self.limit + self.concurrency
+        return self.limit
+
     async def acquire(self) -> None:
-        """Take one of the :attr:`limit` in-flight places (on the loop), waiting for one if needed.
+        """Take one of the :meth:`room` in-flight places (on the loop), waiting for one if needed.
         A waiter woken by :meth:`_wake` is handed its place, so a newcomer cannot take it first."""
-        if self.in_flight >= self.limit or self._waiters:
+        if self.in_flight >= self.room() or self._waiters:
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
             try:
@@ -231,7 +253,8 @@ class EndpointScheduler:
 
     def _wake(self) -> None:
         """Hand free places to waiters, first come first served."""
-        while self.in_flight < self.limit and self._waiters:
+        room = self.room()
+        while self.in_flight < room and self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():
                 self.in_flight += 1
@@ -388,7 +411,10 @@ class Lookahead(Generic[P, T]):
     in, so finishing order equals item order (deterministic findings). The driver always prepares
     one item beyond the oldest unfinished one; it waits only when ``backlog`` requests are
     unanswered (or ``depth`` items wait); ``backlog`` should exceed the endpoint's concurrency
-    (:func:`backlog_for`), so the model never runs dry while the driver finishes an item.
+    (:func:`backlog_for`), so the model never runs dry while the driver finishes an item. ``depth``
+    only bounds how many prepared items are held; it is large enough that small items (CAFFE's
+    batches of 32 requests) do not cap the requests in flight below ``backlog`` (at 8 items they
+    held 256 requests in flight at most, and none queued behind them).
     """
 
     def __init__(
@@ -397,7 +423,7 @@ class Lookahead(Generic[P, T]):
         finish: Callable[[P, Any], None],
         *,
         backlog: int = 64,
-        depth: int = 8,
+        depth: int = 64,
     ):
         self.submit = submit
         self.finish = finish

@@ -183,11 +183,15 @@ def validate(block: HInterBlock) -> None:
         load_prompt_template(block.prompt_template)  # a broken template: one line before the run starts
 
 
+def _processes(block: HInterBlock) -> int:
+    """Parser processes per shard: ``processes`` here; one per Ray task (Ray gives the parallelism)."""
+    return block.processes if block.executor == "local" else 1
+
+
 def execute(block: HInterBlock, ctx: RunContext) -> None:
     dictionary = load_dictionary(block.dictionary)
     check_attributes(dictionary, block.attributes)
-    # Parser processes per shard: ``processes`` here; one per Ray task (Ray gives the parallelism).
-    processes = block.processes if block.executor == "local" else 1
+    processes = _processes(block)
     warmup = ParserWarmup(dictionary, block, processes)  # loads while the data and the model load
     dataset: Dataset = load_dataset(
         block.data, text_col=block.text_col, label_col=block.label_col, limit=block.limit, seed=ctx.seed
@@ -232,8 +236,7 @@ def _run_shards(
             factory, factory().fingerprint, batch=block.model_batch, concurrency=block.model_concurrency
         )
         model = ctx.wrap_classifier(remote, chunk_size=block.model_batch * block.model_concurrency)
-    # Parser processes per shard: ``processes`` here; one per Ray task (Ray gives the parallelism).
-    processes = block.processes if executor.name == "local" else 1
+    processes = _processes(block)
     record_parser = None
     if block.invariant:
         if executor.name == "local" and warmup is not None:
@@ -269,6 +272,7 @@ def _run_shards(
         shards = _ShardSink(folder, ctx, bar, fluency, block.score_discarded, record_parser)
         flow = Lookahead(shards.submit(model), shards.finish, backlog=backlog_for(model))
         if executor.name == "local":  # one stream over every shard: no barrier between shards
+            early = _originals_first(model, todo, warmup)
             try:
                 flow.run(
                     _flatten(
@@ -276,7 +280,9 @@ def _run_shards(
                         for index, batch in todo
                     )
                 )
+                early.result()  # answered long ago (the first chunk asked the same texts)
             except BaseException:
+                early.cancel()
                 shards.abort()
                 raise
         else:
@@ -289,6 +295,19 @@ def _run_shards(
                     raise
 
             executor.run_shards(shard_cases, todo, (dictionary, block, ctx.seed, processes), consume)
+
+
+def _originals_first(
+    model: Any, todo: list[tuple[int, list[Any]]], warmup: ParserWarmup | None
+) -> Pending[Any]:
+    """While the parser is still loading (about a second), ask the model for the first shard's
+    originals, which need no parse: the model starts at once instead of after the load, and the
+    first chunk finds their answers cached (or in flight: an HTTP model does not send them twice; an
+    in-process model answers them before the chunk, in order). Findings are unchanged: every
+    answer is read through the same cache."""
+    if warmup is None or not todo or not warmup.loading():
+        return Pending.ready(None)
+    return submit_predict(model, list(dict.fromkeys(r.text for r in todo[0][1])))
 
 
 def _flatten(
