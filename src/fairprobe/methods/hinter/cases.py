@@ -221,10 +221,6 @@ class ParserWarmup:
         self._thread = threading.Thread(target=load, name="fairprobe-parser-warmup", daemon=True)
         self._thread.start()
 
-    def loading(self) -> bool:
-        """Whether a load is still in progress."""
-        return self._thread.is_alive()
-
     def result(self) -> None:
         """Wait for the loads; raise the error of a failed one."""
         self._thread.join()

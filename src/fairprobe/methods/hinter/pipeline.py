@@ -272,7 +272,6 @@ def _run_shards(
         shards = _ShardSink(folder, ctx, bar, fluency, block.score_discarded, record_parser)
         flow = Lookahead(shards.submit(model), shards.finish, backlog=backlog_for(model))
         if executor.name == "local":  # one stream over every shard: no barrier between shards
-            early = _originals_first(model, todo, warmup)
             try:
                 flow.run(
                     _flatten(
@@ -280,9 +279,7 @@ def _run_shards(
                         for index, batch in todo
                     )
                 )
-                early.result()  # answered long ago (the first chunk asked the same texts)
             except BaseException:
-                early.cancel()
                 shards.abort()
                 raise
         else:
@@ -295,19 +292,6 @@ def _run_shards(
                     raise
 
             executor.run_shards(shard_cases, todo, (dictionary, block, ctx.seed, processes), consume)
-
-
-def _originals_first(
-    model: Any, todo: list[tuple[int, list[Any]]], warmup: ParserWarmup | None
-) -> Pending[Any]:
-    """While the parser is still loading (about a second), ask the model for the first shard's
-    originals, which need no parse: the model starts at once instead of after the load, and the
-    first chunk finds their answers cached (or in flight: an HTTP model does not send them twice; an
-    in-process model answers them before the chunk, in order). Findings are unchanged: every
-    answer is read through the same cache."""
-    if warmup is None or not todo or not warmup.loading():
-        return Pending.ready(None)
-    return submit_predict(model, list(dict.fromkeys(r.text for r in todo[0][1])))
 
 
 def _flatten(
