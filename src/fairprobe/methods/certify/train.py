@@ -34,7 +34,12 @@ from fairprobe.methods.certify import lexicon, vocabulary
 from fairprobe.methods.certify.data import Example, load_task
 from fairprobe.methods.certify.epochs import EpochLog
 from fairprobe.methods.certify.model import ModelConfig, build_model, save_model
-from fairprobe.methods.certify.pretrain import PretrainConfig, pretrain_embeddings, pretraining_words
+from fairprobe.methods.certify.pretrain import (
+    PretrainConfig,
+    flush_subnormals,
+    pretrain_embeddings,
+    pretraining_words,
+)
 
 
 @dataclass
@@ -300,7 +305,8 @@ def train_task(out: Path, cfg: TrainConfig, log: Callable[[str], None] = print) 
             module.tok.weight.uniform_(-0.05, 0.05)
             module.tok.weight[0].zero_()
     log(f"training {mcfg.blocks}-block classifier on {len(train)} sentences ({cfg.task})")
-    history = fit(module, train, index, cfg, log)
+    with flush_subnormals():  # AdamW's moments too (see flush_subnormals)
+        history = fit(module, train, index, cfg, log)
     acc = accuracy(module, test, index, mcfg.max_len)
     log(f"held-out accuracy {acc:.3f} on {len(test)} sentences")
     meta = {
