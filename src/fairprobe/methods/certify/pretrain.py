@@ -199,6 +199,10 @@ def semantic_pairs(words: list[str], exclude: frozenset[str], limit: int, seed: 
     return [(a, b, 0) for a, b in synonyms] + dissimilar + [(a, b, 1) for a, b in antonyms]
 
 
+_TINY = 1.1754943508222875e-38
+"""The smallest normal float32 (``torch.finfo(torch.float32).tiny``)."""
+
+
 @contextmanager
 def flush_subnormals() -> Iterator[None]:
     """Arithmetic on this thread flushes subnormal floats (below 1.2e-38) to zero while training.
@@ -207,7 +211,10 @@ def flush_subnormals() -> Iterator[None]:
     into the subnormal range, where every operation on it is tens of times slower on x86 CPUs: in
     the toxicity pre-training 95% of the moments were subnormal after 8 epochs, and an epoch slowed
     from 1.6 to 2-6 s. Flushed, they are zero; an update they would make is below 1e-30, far below
-    float32's resolution of the weights (about 5e-10 at 0.05), so the trained weights do not move."""
+    float32's resolution of the weights (about 5e-10 at 0.05), so the trained weights do not move.
+    The setting holds for this thread and threads it starts later; the intra-op threads PyTorch
+    started before keep their own, so :func:`train_pairs` also zeroes Adam's subnormal moments
+    after each step (the same values flushing gives)."""
     import torch
 
     torch.set_flush_denormal(True)
@@ -307,6 +314,8 @@ def train_pairs(
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
+                moment = opt.state[used.weight]["exp_avg"]  # zeroed below the smallest normal float:
+                moment.masked_fill_(moment.abs() < _TINY, 0.0)  # threads started earlier do not flush
                 if sched is not None:
                     sched.step()
                 total += float(loss.detach()) * len(idx)
