@@ -31,6 +31,7 @@ from fairprobe.models.scheduler import (
     Pending,
     default_concurrency,
 )
+from fairprobe.models.transport import PlainHTTP
 from fairprobe.progress import ProgressReporter
 from fairprobe.store import Store
 
@@ -85,19 +86,24 @@ def test_429_halves_the_bound_once_per_burst_and_success_raises_it_again():
     assert scheduler.limit == 8  # never above the configured concurrency
 
 
-def test_one_worker_transport_gets_queue_ahead_room_until_a_429_or_a_second_one():
+def test_one_worker_transport_gets_queue_ahead_room_until_a_429_a_second_transport_or_a_lower_bound():
     scheduler = EndpointScheduler("test", 8, cooldown=60.0)
     assert scheduler.room() == 8  # no transport that queues: the bound itself
-    first, second = ProcessTransport("http://x/v1", {}, 5, 8), ProcessTransport("http://x/v1", {}, 5, 8)
-    scheduler.queue_ahead(first)
+    worker = ProcessTransport("http://x/v1", {}, 5, 8)
+    scheduler.attach(worker)
     assert scheduler.room() == 16  # 8 in flight at the server, 8 more waiting in the worker
     scheduler.throttled()
     assert scheduler.room() == 4  # after a 429 the worker gets no more than the lowered bound
     for _ in range(4 + 5 + 6 + 7):
         scheduler.succeeded()
     assert scheduler.room() == 16
-    scheduler.queue_ahead(second)  # two workers could each send 8: neither gets extra room
+    plain = PlainHTTP("http://x/v1", {}, 5, 8)
+    scheduler.attach(plain)  # it sends whatever it is handed: nothing extra for anyone
     assert scheduler.room() == 8
+    scheduler.detach(plain)
+    assert scheduler.room() == 16
+    scheduler.resize(4)  # a later model asked for 4: the worker's 8 could pass it
+    assert scheduler.room() == 4
 
 
 def test_http_429_from_a_fake_server_lowers_concurrency_and_every_request_is_answered(tmp_path):

@@ -45,11 +45,12 @@ class ProcessTransport:
     process (see the module docstring). Used on one event loop (the endpoint's)."""
 
     queues_ahead = True
-    """The worker sends at most ``connections`` requests at once and queues the rest in order (see
-    :meth:`~fairprobe.models.scheduler.EndpointScheduler.queue_ahead`)."""
+    """The worker sends at most :attr:`connections` requests at once and queues the rest in order
+    (see :meth:`~fairprobe.models.scheduler.EndpointScheduler.attach`)."""
 
     def __init__(self, base_url: str, headers: dict[str, str], timeout: float, connections: int):
         self._settings = (base_url, dict(headers), timeout, connections)
+        self.connections = connections
         self.timeout = timeout
         self._ids = itertools.count()
         self._waiting: dict[int, asyncio.Future[HTTPResponse]] = {}

@@ -157,8 +157,7 @@ class OpenAIChat:
         # Requests are coroutines on the endpoint's event loop (fairprobe.models.transport): a
         # thread per request in flight burns a small machine's cores at a few hundred in flight.
         self._transport = open_transport(self.base_url, headers, self.timeout, self.concurrency)
-        if getattr(self._transport, "queues_ahead", False):
-            self.scheduler.queue_ahead(self._transport)
+        self.scheduler.attach(self._transport)
         self._jitter = random.Random()
         served = self.served_models() if probe else []
         if model is None:
@@ -459,7 +458,7 @@ class OpenAIChat:
     def close(self) -> None:
         """Close the idle connections (requests still in flight finish on their own)."""
         self.scheduler.run(self._transport.aclose())
-        self.scheduler.stop_queueing_ahead(self._transport)
+        self.scheduler.detach(self._transport)
 
     def __repr__(self) -> str:
         return f"OpenAIChat({self.shown_url!r}, model={self.model!r})"

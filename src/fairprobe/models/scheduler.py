@@ -104,7 +104,7 @@ class EndpointScheduler:
         self.peak = 0
         """Most attempts handed to the transport at once (tests and the benchmark read it)."""
         self.throttles = 0
-        self._ahead: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._transports: weakref.WeakSet[Any] = weakref.WeakSet()
         self._streak = 0
         self._last_cut = -1e9
         self._waiters: deque[asyncio.Future[None]] = deque()
@@ -204,25 +204,30 @@ class EndpointScheduler:
         finally:
             self.release()
 
-    def queue_ahead(self, transport: Any) -> None:
-        """``transport`` holds requests beyond ``concurrency`` itself and sends at most
-        ``concurrency`` at once (the HTTP worker process): while it is the only transport on this
-        endpoint and no 429 has lowered :attr:`limit`, :meth:`room` hands it ``concurrency`` more, so
-        an answer is followed by the next request inside the worker, without waiting for this
-        process's loop (on a busy 2-core machine, that wait idled the server in stretches at 256 in
-        flight). Two such transports on one endpoint get no extra room: together they could exceed
-        ``concurrency`` at the server."""
-        self._ahead.add(transport)
+    def attach(self, transport: Any) -> None:
+        """``transport`` sends this endpoint's requests (every model on the endpoint attaches its
+        own). A transport with ``queues_ahead`` (the HTTP worker process) holds requests beyond its
+        ``connections`` itself and sends at most that many at once; while it is the only transport
+        on the endpoint and its ``connections`` do not exceed :attr:`limit`, :meth:`room` hands it
+        ``connections`` more, so an answer is followed by the next request inside the worker, without
+        waiting for this process's loop (on a busy 2-core machine, that wait idled the server in
+        stretches at 256 in flight). With a second transport (which may not queue), after a 429
+        lowered :attr:`limit`, or after a later model lowered ``concurrency``, nothing extra is
+        handed over: the server never sees more than :attr:`limit`."""
+        self._transports.add(transport)
 
-    def stop_queueing_ahead(self, transport: Any) -> None:
-        """``transport`` was closed: it no longer counts against :meth:`queue_ahead`'s one-transport rule."""
-        self._ahead.discard(transport)
+    def detach(self, transport: Any) -> None:
+        """``transport`` was closed: it no longer counts for :meth:`attach`'s one-transport rule."""
+        self._transports.discard(transport)
 
     def room(self) -> int:
-        """Attempts that may be handed to the transport at once: :attr:`limit`, plus the queue-ahead
-        allowance of :meth:`queue_ahead` while it applies."""
-        if self.limit >= self.concurrency and len(self._ahead) == 1:
-            return self.limit + self.concurrency
+        """Attempts that may be handed to the transports at once: :attr:`limit`, plus the queue-ahead
+        allowance of :meth:`attach` while it applies."""
+        if len(self._transports) == 1:
+            (only,) = self._transports
+            ahead = int(getattr(only, "connections", 0)) if getattr(only, "queues_ahead", False) else 0
+            if 0 < ahead <= self.limit:
+                return self.limit + ahead
         return self.limit
 
     async def acquire(self) -> None:
