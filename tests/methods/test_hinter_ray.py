@@ -198,6 +198,7 @@ def test_a_worker_killed_mid_shard_is_replaced_and_the_findings_equal_the_local_
     _same_findings(tmp_path / "run", reference)
 
 
+@pytest.mark.slow  # 25-32 s, for the suite's budget; a killed local run resumes in test_kill_resume
 def test_a_killed_driver_resumes_without_recomputing_finished_shards(cluster, reference, tmp_path):
     cmd = _hinter(tmp_path / "run", "--executor", "ray", "--ray-address", cluster)
     env = _env(tmp_path)
