@@ -199,10 +199,6 @@ def semantic_pairs(words: list[str], exclude: frozenset[str], limit: int, seed: 
     return [(a, b, 0) for a, b in synonyms] + dissimilar + [(a, b, 1) for a, b in antonyms]
 
 
-_TINY = 1.1754943508222875e-38
-"""The smallest normal float32 (``torch.finfo(torch.float32).tiny``)."""
-
-
 @contextmanager
 def flush_subnormals() -> Iterator[None]:
     """Arithmetic on this thread flushes subnormal floats (below 1.2e-38) to zero while training.
@@ -298,6 +294,7 @@ def train_pairs(
     if decay == "cosine":
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps, eta_min=cfg.final_lr)
     gen = torch.Generator().manual_seed(seed)
+    tiny = torch.finfo(used.weight.dtype).tiny  # the smallest normal number
     losses = []
     report = EpochLog(f"{phase} ({len(pairs)} pairs)", epochs, log)
     with flush_subnormals():
@@ -315,7 +312,7 @@ def train_pairs(
                 loss.backward()
                 opt.step()
                 moment = opt.state[used.weight]["exp_avg"]  # zeroed below the smallest normal float:
-                moment.masked_fill_(moment.abs() < _TINY, 0.0)  # threads started earlier do not flush
+                moment.masked_fill_(moment.abs() < tiny, 0.0)  # threads started earlier do not flush
                 if sched is not None:
                     sched.step()
                 total += float(loss.detach()) * len(idx)
