@@ -28,12 +28,13 @@ import json
 import os
 import re
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,7 +135,8 @@ def _run_measured(cmd: list[str], **kwargs: object) -> subprocess.CompletedProce
 
 
 def fairprobe(folder: Path, *args: str, env: dict[str, str] | None = None) -> float:
-    """Run the CLI in ``folder``; the execute time it reports ("executed in X s")."""
+    """Run the CLI in ``folder``; its execute time: to the millisecond from the run folder's
+    ``run.db`` (``--out``), else the rounded figure it prints ("executed in X s", 0.1 s)."""
     environ = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(folder)]),
@@ -147,6 +149,12 @@ def fairprobe(folder: Path, *args: str, env: dict[str, str] | None = None) -> fl
     found = re.search(r"executed in ([0-9.]+)s", r.stderr)
     if r.returncode not in (0, 1) or not found:
         raise SystemExit(f"fairprobe {' '.join(args)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
+    out = args[args.index("--out") + 1] if "--out" in args else None
+    if out is not None and (folder / out / "run.db").exists():
+        with closing(sqlite3.connect(folder / out / "run.db")) as db:
+            row = db.execute("SELECT value FROM meta WHERE key='elapsed_s'").fetchone()
+        if row:
+            return float(row[0])
     return float(found.group(1))
 
 

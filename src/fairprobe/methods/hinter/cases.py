@@ -221,6 +221,11 @@ class ParserWarmup:
         self._thread = threading.Thread(target=load, name="fairprobe-parser-warmup", daemon=True)
         self._thread.start()
 
+    @property
+    def loading(self) -> bool:
+        """Whether a load is still in progress (the first chunk will wait for it)."""
+        return self._thread.is_alive()
+
     def result(self) -> None:
         """Wait for the loads; raise the error of a failed one."""
         self._thread.join()

@@ -272,6 +272,7 @@ def _run_shards(
         shards = _ShardSink(folder, ctx, bar, fluency, block.score_discarded, record_parser)
         flow = Lookahead(shards.submit(model), shards.finish, backlog=backlog_for(model))
         if executor.name == "local":  # one stream over every shard: no barrier between shards
+            early = _ask_originals_early(model, todo, warmup)
             try:
                 flow.run(
                     _flatten(
@@ -282,6 +283,8 @@ def _run_shards(
             except BaseException:
                 shards.abort()
                 raise
+            finally:
+                early.cancel()
         else:
 
             def consume(index: int, chunks: Iterator[list[OriginalCases]]) -> None:
@@ -292,6 +295,30 @@ def _run_shards(
                     raise
 
             executor.run_shards(shard_cases, todo, (dictionary, block, ctx.seed, processes), consume)
+
+
+EARLY_ORIGINALS = 64
+"""Originals of the first shard asked before the first chunk while the parser loads (at most)."""
+
+
+def _ask_originals_early(
+    model: Any, todo: list[tuple[int, list[Record]]], warmup: ParserWarmup | None
+) -> Pending[Any]:
+    """While the warm-up still loads spaCy (about a second, before the first chunk can be generated
+    and validated), ask a model that runs its batches one after another (an in-process model) for
+    the first shard's originals, which every chunk needs: it works instead of waiting, and the first
+    chunk's batch no longer includes them. A model behind an endpoint is not asked early: the
+    originals ride along with the first chunk's requests, at the same time, so asking them early
+    would only move an idle second inside the model's busy span. The answers are stored as they
+    arrive and the model's next batch finds them stored (its batches run in order), so no text is
+    asked twice and the findings do not change. An error here is the first chunk's to report: that
+    chunk asks again and raises it."""
+    inner = getattr(model, "inner", model)
+    sequential = getattr(inner, "predict_async", None) is None
+    if warmup is None or not warmup.loading or not todo or not sequential:
+        return Pending.ready([])
+    texts = list(dict.fromkeys(record.text for record in todo[0][1]))[:EARLY_ORIGINALS]
+    return submit_predict(model, texts)
 
 
 def _flatten(
