@@ -18,9 +18,10 @@ beside the paper's figures. ``--share-pretraining`` lets the 10-block Adult mode
 (or ``--only-ablation --variants ...``) undoes one change at a time on the 8-block Adult model, and
 on the toxicity model with ``--settings toxicity/3`` (the earlier 51-term toxic list in place of
 the paper's Google list).
-``--geometry`` runs the pre-training only, for each of ``--schedules``, and prints t and the
-ranks of "male" and "female" among each other's nearest rows; ``--geometry --model DIR`` measures
-a trained model's table.
+``--geometry`` runs the pre-training only, for each of ``--schedules`` (and each of ``--seeds``),
+and prints t and the ranks of "male" and "female" among each other's nearest rows, and with several
+seeds how many put "male" among "female"'s 50 nearest; ``--geometry --model DIR`` measures a
+trained model's table.
 
 Otherwise it trains (or reuses, with ``--model``) a 6-block adult-gender model with pre-trained embeddings,
 then issues one certificate per sentence with the zonotope verifier and, on the same sentences, the
@@ -83,6 +84,14 @@ def main() -> None:
         help="pre-training only: t and the rank of 'male' near 'female', with and without final low-step epochs",
     )
     ap.add_argument("--schedules", nargs="*", choices=list(SCHEDULES), help="--geometry: only these")
+    ap.add_argument(
+        "--seeds",
+        type=int,
+        nargs="*",
+        default=[0],
+        help="--geometry: pre-train once per seed (pair sampling and initialisation) and count the "
+        "seeds that put 'male' among 'female''s 50 nearest words",
+    )
     ap.add_argument("--task", default="adult-gender", help="--geometry: the task")
     ap.add_argument("--tokenizer", default="wordpiece", choices=["words", "wordpiece"])
     ap.add_argument("--table1", action="store_true", help="the paper's three Table 1 settings")
@@ -123,8 +132,15 @@ def main() -> None:
             print(measure(load_model(args.model)), flush=True)
             return
         for name in args.schedules or list(SCHEDULES):
-            row = geometry(args.task, SCHEDULES[name], args.tokenizer)
-            print({"schedule": name, **row, "load": round(os.getloadavg()[0], 1)}, flush=True)
+            ranks = []
+            for seed in args.seeds:
+                row = geometry(args.task, SCHEDULES[name], args.tokenizer, seed=seed)
+                print({"schedule": name, **row, "load": round(os.getloadavg()[0], 1)}, flush=True)
+                ranks.append(row.get("male_rank_near_female"))
+            if len(args.seeds) > 1 and None not in ranks:
+                within = sum(1 for r in ranks if r <= 50)
+                print(f"{name}: 'male' among 'female''s 50 nearest words in {within} of {len(ranks)} "
+                      f"seeds (ranks {sorted(ranks)})", flush=True)  # fmt: skip
         return
     model_dir = args.model
     if model_dir is None:
