@@ -176,6 +176,7 @@ def _shard_workers() -> list[psutil.Process]:
     return found
 
 
+@pytest.mark.slow  # ~16 s, for the suite's budget (a clean run took 20 min 9 s with it on an idle machine)
 def test_a_worker_killed_mid_shard_is_replaced_and_the_findings_equal_the_local_run(
     cluster, reference, tmp_path
 ):
