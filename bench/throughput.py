@@ -36,6 +36,7 @@ import threading
 import time
 from contextlib import closing, contextmanager
 from pathlib import Path
+from statistics import median
 
 ROOT = Path(__file__).resolve().parents[1]
 EXE = Path(sys.executable).parent / "fairprobe"
@@ -251,12 +252,15 @@ def backend_alone(folder: Path, ns: list[int], latency: float) -> None:
         )
 
 
-def own_share(folder: Path, per_call: float, per_text: float, originals: int, chunk: int | None) -> None:
+def own_share(
+    folder: Path, per_call: float, per_text: float, originals: int, chunk: int | None, repeats: int = 1
+) -> None:
     (folder / "sleepy.py").write_text(SLEEPY)
     log = folder / "sleepy.log"
     log.unlink(missing_ok=True)
     env = {"SLEEPY_PER_CALL": str(per_call), "SLEEPY_PER_TEXT": str(per_text), "SLEEPY_LOG": str(log)}
-    for invariant in (False, True):
+    shares: dict[bool, list[float]] = {False: [], True: []}
+    for invariant in [False, True] * repeats:
         log.unlink(missing_ok=True)
         extra = ["--chunk-mutants", str(chunk)] if chunk else []
         args = _hinter_args(folder, "py:sleepy:classify", originals, f"own-{time.monotonic_ns()}", *extra)
@@ -266,10 +270,15 @@ def own_share(folder: Path, per_call: float, per_text: float, originals: int, ch
         calls = [tuple(map(float, line.split())) for line in log.read_text().splitlines()]
         model = sum(end - start for start, end in calls)
         span = max(end for _, end in calls) - min(start for start, _ in calls)
+        shares[invariant].append(max(0.0, seconds - model) / seconds)
         print(f"HInter {'with' if invariant else 'without'} the invariant, {originals} originals, "
               f"{len(calls)} model calls: execute {seconds:.2f} s, model {model:.2f} s -> own share "
-              f"{max(0.0, seconds - model) / seconds:.1%} of the execute time (start-up included); "
+              f"{shares[invariant][-1]:.1%} of the execute time (start-up included); "
               f"the model idle between its first and last call: {(span - model) / span:.1%}", flush=True)  # fmt: skip
+    if repeats > 1:
+        for invariant, values in shares.items():
+            print(f"own share {'with' if invariant else 'without'} the invariant over {repeats} runs: median "
+                  f"{median(values):.1%}, min {min(values):.1%}, max {max(values):.1%}", flush=True)  # fmt: skip
 
 
 def main() -> None:
@@ -284,6 +293,9 @@ def main() -> None:
         "--chunk-mutants", type=int, default=None, help="HInter's --chunk-mutants (own share)"
     )
     parser.add_argument("--skip-own-share", action="store_true")
+    parser.add_argument(
+        "--own-repeats", type=int, default=1, help="own-share runs of each kind (prints the median)"
+    )
     parser.add_argument("--skip-backend", action="store_true", help="skip the backend-alone part")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="fairprobe-throughput-") as tmp:
@@ -298,7 +310,9 @@ def main() -> None:
         if techniques:
             throughput(folder, techniques, ns, args.latency)
         if not args.skip_own_share:
-            own_share(folder, args.per_call, args.per_text, args.originals, args.chunk_mutants)
+            own_share(
+                folder, args.per_call, args.per_text, args.originals, args.chunk_mutants, args.own_repeats
+            )
         print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
 
 
