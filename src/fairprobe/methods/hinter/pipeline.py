@@ -241,7 +241,8 @@ def _run_shards(
     if block.invariant:
         if executor.name == "local" and warmup is not None:
             # loading on the warm-up thread; a missing parser fails at the first chunk, before any
-            # model call or shard file; the name is recorded when that chunk is finished
+            # shard file (an in-process model may have answered the originals by then: stored, so
+            # the re-run reuses them); the name is recorded when that chunk is finished
             record_parser = lambda: ctx.record_info(  # noqa: E731
                 parser=checker_for(dictionary, block, processes).model_name
             )
