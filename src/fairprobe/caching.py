@@ -144,6 +144,13 @@ class CachedClassifier(_CachedCalls):
             # answer (never cached) is asked again next run; an unparsable one is re-read for free.
             self.keep = lambda prediction: INVALID not in prediction.labels
 
+    @property
+    def runs_in_order(self) -> bool:
+        """Whether :meth:`predict_async` runs each batch on this model's one background thread, one
+        after another (an in-process model), instead of sending its requests to an endpoint at once;
+        a batch then sees every answer an earlier batch stored."""
+        return getattr(self.inner, "predict_async", None) is None
+
     def predict(self, texts: list[str], on_chunk: Callable[[int], None] | None = None) -> list[Prediction]:
         keys = [sha256_hex(t) for t in texts]
 
@@ -162,9 +169,9 @@ class CachedClassifier(_CachedCalls):
         one by one, each request goes to the endpoint's scheduler at once; any other model runs
         its batch on a background thread (one per model, batches in order)."""
         texts = list(texts)
-        inner_async = getattr(self.inner, "predict_async", None)
-        if inner_async is None:
+        if self.runs_in_order:
             return on_model_thread(self, lambda: self.predict(texts))
+        inner_async = self.inner.predict_async  # type: ignore[attr-defined]
         keys = [sha256_hex(t) for t in texts]
         found = self._lookup(keys)
         if on_item and found:

@@ -306,7 +306,8 @@ def _ask_originals_early(
     model: Any, todo: list[tuple[int, list[Record]]], warmup: ParserWarmup | None
 ) -> Pending[Any]:
     """While the warm-up still loads spaCy (about a second, before the first chunk can be generated
-    and validated), ask a model that runs its batches one after another (an in-process model) for
+    and validated), ask a model that runs its batches one after another (an in-process model: its
+    cache says so, :attr:`~fairprobe.caching.CachedClassifier.runs_in_order`) for
     the first shard's originals, which every chunk needs: it works instead of waiting, and the first
     chunk's batch no longer includes them. A model behind an endpoint is not asked early: the
     originals ride along with the first chunk's requests, at the same time, so asking them early
@@ -314,9 +315,7 @@ def _ask_originals_early(
     arrive and the model's next batch finds them stored (its batches run in order), so no text is
     asked twice and the findings do not change. An error here is the first chunk's to report: that
     chunk asks again and raises it."""
-    inner = getattr(model, "inner", model)
-    sequential = getattr(inner, "predict_async", None) is None
-    if warmup is None or not warmup.loading or not todo or not sequential:
+    if warmup is None or not warmup.loading or not todo or not getattr(model, "runs_in_order", False):
         return Pending.ready([])
     texts = list(dict.fromkeys(record.text for record in todo[0][1]))[:EARLY_ORIGINALS]
     return submit_predict(model, texts)
