@@ -75,7 +75,7 @@ def main() -> None:
         "--relaxation",
         nargs="+",
         default=["deept"],
-        choices=["deept", "fast"],
+        choices=["deept", "backward", "fast"],
         help="speed: zonotope relaxations to time, one after the other (the certify block's field)",
     )
     ap.add_argument(

@@ -46,7 +46,7 @@ class CertifyBlock(BlockBase):
         description="also attack each sentence (gradient and sampling inside the box, and every real "
         "substitution) for the smallest radius that flips its prediction: an upper bound beside ε*",
     )
-    relaxation: Literal["deept", "fast"] = Field(
+    relaxation: Literal["deept", "backward", "fast"] = Field(
         default="deept",
         description="zonotope relaxation: deept = DeepT's (softmax as 1/sum exp of score differences, a "
         "fresh noise symbol for each new error term): proved 3.7-13x larger radii on trained Adult "
