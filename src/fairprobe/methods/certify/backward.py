@@ -45,7 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from fairprobe.methods.certify.relax import convex_relax, gelu_relax
+from fairprobe.methods.certify.relax import exp_relax, gelu_relax, reciprocal_relax, rsqrt_relax, square_relax
 from fairprobe.methods.certify.softmax import EXP_LIMIT, TOP, difference_bounds, l1_distances
 
 if TYPE_CHECKING:
@@ -230,20 +230,20 @@ def _lines(op: str, args: tuple, l: torch.Tensor, u: torch.Tensor):  # type: ign
         b_u = torch.where(cross, -a_u * l, torch.zeros_like(l))
         a_l = torch.where(cross, (u > -l).to(l.dtype), a_u)
         return (a_l, torch.zeros_like(l)), (a_u, b_u)
-    if op == "gelu":
-        lam, mu, beta = gelu_relax(l, u)
+    if op in ("rsqrt", "reciprocal"):
+        floor = args[0]
+        l = l.clamp_min(floor) if isinstance(floor, float) else l.maximum(floor)
+        u = u.maximum(l)
+    if op == "exp":
+        lam, mu, beta = exp_relax(l, u, positive=False)
     else:
-        if op in ("rsqrt", "reciprocal"):
-            floor = args[0]
-            l = l.clamp_min(floor) if isinstance(floor, float) else l.maximum(floor)
-            u = u.maximum(l)
-        f, fp, tp = {
-            "exp": (torch.exp, torch.exp, torch.log),
-            "square": (lambda x: x * x, lambda x: 2 * x, lambda s: s / 2),
-            "rsqrt": (torch.rsqrt, lambda x: -0.5 * x.pow(-1.5), lambda s: (-2.0 * s).pow(-2.0 / 3.0)),
-            "reciprocal": (lambda x: 1.0 / x, lambda x: -1.0 / (x * x), lambda s: 1.0 / torch.sqrt(-s)),
-        }[op]
-        lam, mu, beta = convex_relax(f, fp, tp, l, u)
+        relax = {
+            "gelu": gelu_relax,
+            "square": square_relax,
+            "rsqrt": rsqrt_relax,
+            "reciprocal": reciprocal_relax,
+        }
+        lam, mu, beta = relax[op](l, u)
     return (lam, mu - beta), (lam, mu + beta)
 
 

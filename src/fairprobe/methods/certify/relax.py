@@ -75,10 +75,15 @@ def convex_relax(
     return lam, mu, beta
 
 
-def exp_relax(l: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``exp`` on ``[l, u]``; DeepT's slope choice keeps the lower bound positive."""
+def exp_relax(
+    l: torch.Tensor, u: torch.Tensor, positive: bool = True
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``exp`` on ``[l, u]``; DeepT's slope choice keeps the lower bound positive (``positive=False``:
+    the chord's slope, the minimal-area enclosure, as the backward bound uses it)."""
     import torch
 
+    if not positive:
+        return convex_relax(torch.exp, torch.exp, torch.log, l, u)
     width = u - l
     narrow = width < 1e-9
     safe = torch.where(narrow, torch.ones_like(width), width)
