@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fairprobe.methods.certify.relax import exp_relax, gelu_relax, reciprocal_relax, rsqrt_relax, square_relax
-from fairprobe.methods.certify.softmax import EXP_LIMIT, TOP, difference_bounds, l1_distances
+from fairprobe.methods.certify.softmax import EXP_LIMIT, zono_difference_bounds
 
 if TYPE_CHECKING:
     import torch
@@ -54,8 +54,9 @@ if TYPE_CHECKING:
 TIGHTEN = ("rsqrt",)
 """Element-wise operations whose inputs the ``backward`` relaxation bounds backward before the forward
 walk relaxes them: LayerNorm's ``1/sqrt`` of the variance (2 × n rows per pass). Measured on an
-8-block Adult model (42 tokens): ε* +1.6% for 1.3× the CPU time; adding the ReLU inputs (2 × n × ff
-rows) gained nothing more for 3.5× (bench/verifier_gap.py, notes in the README)."""
+8-block Adult model (42 tokens), against the backward bound without it: ε* +1.6% for 1.3× the CPU
+time; adding the ReLU inputs (2 × n × ff rows) gained nothing more for 3.5× (README, "Which to
+use")."""
 
 ROUND = 1e-9
 """Relative pad subtracted from the final bound against float64 rounding in the backward sums."""
@@ -64,11 +65,10 @@ ROUND = 1e-9
 @dataclass
 class Node:
     """One operation of the walk: its name, the tape indices of its abstract inputs, its constant
-    arguments, the recorded bounds it needs for its relaxation, and its output shape."""
+    arguments, and the recorded bounds it needs for its relaxation."""
 
     op: str
     parents: tuple[int, ...]
-    shape: tuple[int, ...]
     args: tuple[Any, ...] = ()
     bounds: list[tuple[Any, Any]] = field(default_factory=list)
     cache: dict[str, Any] = field(default_factory=dict)
@@ -101,7 +101,7 @@ class Traced:
     def _new(
         self, value: Any, op: str, others: tuple[Traced, ...] = (), args: tuple = (), bounds=None
     ) -> Traced:  # type: ignore[no-untyped-def]
-        node = Node(op, (self.index, *(o.index for o in others)), tuple(value.center().shape), args)
+        node = Node(op, (self.index, *(o.index for o in others)), args)
         node.bounds = bounds or []
         return Traced(value, self.tape, self.tape.add(node))
 
@@ -172,20 +172,9 @@ class Traced:
         return self._new(out, "matmul", (other,), bounds=[*bounds, out.bounds()])
 
     def softmax(self, method: str = "deept") -> Traced:
-        z = self.value.z
-        lo, hi = self.value.bounds()
-        n = z.c.shape[-1]
-        rows = z.c.numel() // n
-        g = z.g.reshape(z.g.shape[0], rows, n)
-        gabs = g.abs().sum(0) if g.shape[0] else g.new_zeros((rows, n))
-        dl, du = difference_bounds(
-            z.c.reshape(rows, n),
-            l1_distances(g, gabs, TOP),
-            z.r.reshape(rows, n),
-            lo.reshape(rows, n),
-            hi.reshape(rows, n),
-        )
-        shape = (*z.c.shape, n)
+        c = self.value.center()
+        dl, du = zono_difference_bounds(self.value.z, self.value.bounds())
+        shape = (*c.shape, c.shape[-1])
         out = self.value.softmax(method)
         return self._new(out, "softmax", bounds=[(dl.reshape(shape), du.reshape(shape)), out.bounds()])
 
@@ -435,4 +424,4 @@ def trace(value: Any, e: torch.Tensor, eps: float, tighten: frozenset[str] = fro
     """The forward verifier's input ``value`` (the ε-box around the token embeddings ``e``) as node 0
     of a new tape: the walk on it records what :meth:`Traced.margin_lower` needs."""
     tape = Tape(tighten)
-    return Traced(value, tape, tape.add(Node("input", (), tuple(e.shape), (e, eps))))
+    return Traced(value, tape, tape.add(Node("input", (), (e, eps))))

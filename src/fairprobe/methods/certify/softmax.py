@@ -127,6 +127,22 @@ def difference_bounds(
     return dl.masked_fill(eye, 0.0), du.masked_fill(eye, 0.0)
 
 
+def zono_difference_bounds(
+    z: Zono, bounds: tuple[torch.Tensor, torch.Tensor] | None = None, top: int | None = TOP
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Bounds (rows, n, n) of the differences ``s_j - s_k`` within every row of the last axis of the
+    zonotope ``z`` (step 1), met with the interval ``bounds`` of ``z`` (default: its own)."""
+    from fairprobe.methods.certify.zonotope import abs_sum
+
+    lo, hi = bounds or z.bounds()
+    n = z.c.shape[-1]
+    rows = z.c.numel() // n
+    g = z.g.reshape(z.g.shape[0], rows, n)
+    gabs = (z._gabs if z._gabs is not None else abs_sum(z.g)).reshape(rows, n)
+    c, r = z.c.reshape(rows, n), z.r.reshape(rows, n)
+    return difference_bounds(c, l1_distances(g, gabs, top), r, lo.reshape(rows, n), hi.reshape(rows, n))
+
+
 def deept_softmax(
     z: Zono,
     bounds: tuple[torch.Tensor, torch.Tensor] | None = None,
@@ -147,17 +163,14 @@ def deept_softmax(
     """
     import torch
 
-    from fairprobe.methods.certify.zonotope import Zono, abs_sum
+    from fairprobe.methods.certify.zonotope import Zono
 
-    lo, hi = bounds or z.bounds()
     n = z.c.shape[-1]
     rows = z.c.numel() // n
     k = z.g.shape[0]
     c, r = z.c.reshape(rows, n), z.r.reshape(rows, n)
-    lo, hi = lo.reshape(rows, n), hi.reshape(rows, n)
     g = z.g.reshape(k, rows, n)
-    gabs = (z._gabs if z._gabs is not None else abs_sum(z.g)).reshape(rows, n)
-    dl, du = difference_bounds(c, l1_distances(g, gabs, top), r, lo, hi)
+    dl, du = zono_difference_bounds(z, bounds, top)
     if float(du.max()) > EXP_LIMIT:
         return None
     relaxed = _relax_rows(c, r, dl, du, slope)
