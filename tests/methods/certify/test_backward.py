@@ -105,3 +105,21 @@ def test_the_backward_relaxation_runs_from_the_command_line(tiny_model, tmp_path
     assert r.returncode == 0, r.stderr[-2000:]
     rows = [json.loads(line) for line in (tmp_path / "run" / "findings.jsonl").read_text().splitlines()]
     assert rows and all(row["verifier"]["relaxation"] == "backward" for row in rows)
+
+
+def test_an_unbounded_value_gives_no_bound_and_no_nan():
+    """A value whose recorded bounds are infinite enters as a constant; a zero coefficient takes
+    nothing from it, and an undefined sum reads as no bound (-inf), never nan (which would poison
+    the bounds it tightens)."""
+    inf = float("inf")
+    lam = torch.tensor([[0.0, 1.0], [1.0, 0.0]], dtype=torch.float64)
+    lo = torch.tensor([-inf, 2.0], dtype=torch.float64)
+    hi = torch.tensor([inf, 3.0], dtype=torch.float64)
+    assert backward._constant(lam, (lo, hi)).tolist() == [2.0, -inf]
+    tape = backward.Tape()
+    e = torch.zeros(2, dtype=torch.float64)
+    tape.add(backward.Node("input", (), (e, 0.1)))
+    tape.add(backward.Node("relu", (0,), (), [(lo, hi), (lo.clamp_min(0), hi)]))
+    low = backward.lower_bounds(tape, 1, torch.tensor([[-1.0, -1.0], [1.0, -1.0]], dtype=torch.float64))
+    assert low[0] == -inf  # -relu(x) with x unbounded above: no lower bound
+    assert -3.0 - 1e-6 < float(low[1]) <= -3.0  # relu(x) >= 0 and -relu(y) >= -3, less the pad

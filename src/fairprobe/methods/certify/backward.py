@@ -259,8 +259,11 @@ def _finite(*ts: torch.Tensor) -> bool:
 
 def _constant(lam: torch.Tensor, bounds: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
     """Lower bound of ``sum lam * v`` over the box ``bounds`` of ``v``: the value as a constant."""
-    lo, hi = bounds
-    return (lam.clamp_min(0) * lo + lam.clamp_max(0) * hi).reshape(lam.shape[0], -1).sum(1)
+    import torch
+
+    lo, hi = bounds  # a zero coefficient takes nothing from an infinite bound (no 0 * inf = nan)
+    low = torch.where(lam > 0, lam * lo, 0.0) + torch.where(lam < 0, lam * hi, 0.0)
+    return low.reshape(lam.shape[0], -1).sum(1)
 
 
 def _step(node: Node, lam: torch.Tensor) -> tuple[list[torch.Tensor | None], torch.Tensor]:
@@ -389,7 +392,10 @@ def lower_bounds(tape: Tape, start: int, lam: torch.Tensor) -> torch.Tensor:
         spread = eps * lam0.abs().reshape(rows, -1).sum(1)
         value = value + linear - spread
         scale += linear.abs() + spread
-    return value - ROUND * (1.0 + scale)
+    # nan (an undefined bound, inf - inf) reads as "no bound": never a bound that verifies or tightens
+    return (value - ROUND * (1.0 + scale)).nan_to_num(
+        nan=float("-inf"), posinf=float("inf"), neginf=float("-inf")
+    )
 
 
 def margin_lower(tape: Tape, out: Traced, target: int) -> torch.Tensor:
