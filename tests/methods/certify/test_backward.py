@@ -3,12 +3,13 @@
 It must be exact where there is nothing to relax (a vanishing radius: every coefficient of the
 backward pass is checked against the model's own margin), sound (the model's margin at sampled
 points and vertices of the box never falls below it, nor any layer's value below or above the
-bounds that the backward-tightened walk records; a bound on the wrong side fails that check), never worse than the forward verifier it starts from, and selectable from the command line.
+bounds that the backward-tightened walk records; a bound on the wrong side fails that check), and
+never worse than the forward verifier it starts from. Its command-line run is in
+test_verifier_relaxation.py, beside the other relaxations'.
 """
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
@@ -20,7 +21,6 @@ from fairprobe.methods.certify.data import load_adult
 from fairprobe.methods.certify.network import abstract_input, max_verified_eps, verifies, walk
 
 from .test_soundness import box_points, layer_values, worst_violation
-from .test_verifier_relaxation import _verify
 
 
 @pytest.fixture(scope="module")
@@ -94,17 +94,9 @@ def test_backward_never_proves_less_and_tightens_the_margin(loaded, cases):
     for e, pred, eps_star in cases:
         assert verifies(loaded.module, e, pred, eps_star, "zonotope", 4096, "backward")
         back, forward = bounds_at(loaded, e, pred, eps_star / 4)
-        # measured on this model: the backward pass loses a quarter to a half less of the margin
+        # the backward pass loses less of the margin below ε* (README: 3-60% less on trained models)
         true = margin_of(loaded, e, pred)
         assert true - back < true - forward
-
-
-@pytest.mark.slow  # a full `certify verify` run (about 8 s on an idle machine)
-def test_the_backward_relaxation_runs_from_the_command_line(tiny_model, tmp_path):
-    r = _verify(tiny_model, tmp_path / "run", "--relaxation", "backward")
-    assert r.returncode == 0, r.stderr[-2000:]
-    rows = [json.loads(line) for line in (tmp_path / "run" / "findings.jsonl").read_text().splitlines()]
-    assert rows and all(row["verifier"]["relaxation"] == "backward" for row in rows)
 
 
 def test_an_unbounded_value_gives_no_bound_and_no_nan():

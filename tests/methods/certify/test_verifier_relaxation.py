@@ -42,11 +42,12 @@ def _verify(tiny_model: Path, out: Path, *extra: str) -> subprocess.CompletedPro
 
 
 @pytest.mark.slow  # a full `certify verify` run (about 8 s on an idle machine)
-def test_the_older_relaxation_is_selectable_and_recorded(tiny_model, tmp_path):
-    r = _verify(tiny_model, tmp_path / "run", "--relaxation", "fast")
+@pytest.mark.parametrize("relaxation", ["fast", "backward"])
+def test_the_other_relaxations_are_selectable_and_recorded(tiny_model, tmp_path, relaxation):
+    r = _verify(tiny_model, tmp_path / "run", "--relaxation", relaxation)
     assert r.returncode == 0, r.stderr[-2000:]
     rows = [json.loads(line) for line in (tmp_path / "run" / "findings.jsonl").read_text().splitlines()]
-    assert rows and all(row["verifier"]["relaxation"] == "fast" for row in rows)
+    assert rows and all(row["verifier"]["relaxation"] == relaxation for row in rows)
 
 
 def test_an_unknown_relaxation_is_one_clear_line(tiny_model, tmp_path):

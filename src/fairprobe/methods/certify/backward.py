@@ -161,21 +161,23 @@ class Traced:
     def reciprocal(self, floor: Any) -> Traced:
         return self._unary("reciprocal", floor)
 
-    def mul(self, other: Traced) -> Traced:
+    def _binary(self, op: str, other: Traced) -> Traced:
         bounds = [self.value.bounds(), other.value.bounds()]
-        out = self.value.mul(other.value)
-        return self._new(out, "mul", (other,), bounds=[*bounds, out.bounds()])
+        out = getattr(self.value, op)(other.value)
+        return self._new(out, op, (other,), bounds=[*bounds, out.bounds()])
+
+    def mul(self, other: Traced) -> Traced:
+        return self._binary("mul", other)
 
     def matmul(self, other: Traced) -> Traced:
-        bounds = [self.value.bounds(), other.value.bounds()]
-        out = self.value.matmul(other.value)
-        return self._new(out, "matmul", (other,), bounds=[*bounds, out.bounds()])
+        return self._binary("matmul", other)
 
     def softmax(self, method: str = "deept") -> Traced:
         c = self.value.center()
         dl, du = zono_difference_bounds(self.value.z, self.value.bounds())
         shape = (*c.shape, c.shape[-1])
-        out = self.value.softmax(method)
+        # DeepT's softmax starts from the same differences' bounds: hand them over, not recompute them
+        out = self.value.softmax(method, diffs=(dl, du) if method == "deept" else None)
         return self._new(out, "softmax", bounds=[(dl.reshape(shape), du.reshape(shape)), out.bounds()])
 
     # -- what the walk reads ------------------------------------------------------------------------

@@ -104,15 +104,17 @@ class ZonoBox:
     def square(self) -> ZonoBox:
         return self._nonlinear("square")
 
-    def softmax(self, method: str = "deept") -> ZonoBox:
+    def softmax(self, method: str = "deept", diffs: Any = None) -> ZonoBox:
         """The zonotope softmax by ``method`` (``deept`` or ``current``, :meth:`.zonotope.Zono.softmax`), met with the tight interval
         softmax; DeepT's relaxation also returns its own interval bound (from the correlated bounds
-        of the score differences, :func:`.softmax.deept_softmax`), which is met as well."""
+        of the score differences, :func:`.softmax.deept_softmax`), which is met as well. ``diffs``:
+        those differences' bounds when the caller has computed them (:func:`.softmax.zono_difference_bounds`
+        of this value's zonotope and bounds)."""
         if method == "deept":
             from fairprobe.methods.certify.softmax import deept_softmax
 
             bounds = self.bounds()
-            res = deept_softmax(self.z, bounds)
+            res = deept_softmax(self.z, bounds, diffs=diffs)
             if res is not None:
                 z, (dl, du) = res
                 zl, zu = z.bounds()

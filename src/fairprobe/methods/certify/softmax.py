@@ -148,6 +148,7 @@ def deept_softmax(
     bounds: tuple[torch.Tensor, torch.Tensor] | None = None,
     top: int | None = TOP,
     slope: str = "centre",
+    diffs: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> tuple[Zono, tuple[torch.Tensor, torch.Tensor]] | None:
     """Softmax over the last axis of ``z`` by DeepT's relaxation (module docstring). Returns the
     output zonotope and interval bounds of every output (step 5), or ``None`` when a difference
@@ -160,6 +161,9 @@ def deept_softmax(
     enclosure (:func:`.relax.convex_relax` bounds the error for the slope it is given), and this one
     is rank one per row, so the generators are ``v_k (w - U G_k)`` with ``w = sum_j u_j G_j`` and
     ``U = sum_j u_j``: ``k·h·n²``. For narrow differences both slopes agree to first order.
+
+    ``diffs``: the differences' bounds of step 1, :func:`zono_difference_bounds` of ``z`` and
+    ``bounds``, when the caller has them already (the backward tape records them).
     """
     import torch
 
@@ -170,7 +174,7 @@ def deept_softmax(
     k = z.g.shape[0]
     c, r = z.c.reshape(rows, n), z.r.reshape(rows, n)
     g = z.g.reshape(k, rows, n)
-    dl, du = zono_difference_bounds(z, bounds, top)
+    dl, du = diffs if diffs is not None else zono_difference_bounds(z, bounds, top)
     if float(du.max()) > EXP_LIMIT:
         return None
     relaxed = _relax_rows(c, r, dl, du, slope)
