@@ -165,7 +165,7 @@ def _threads_figure(pool, inputs, scores, true, args: argparse.Namespace) -> Non
     import torch
     from threadpoolctl import threadpool_limits
 
-    from fairprobe.threads import free_cores, thread_limit, usable_cores
+    from fairprobe.run.threads import free_cores, thread_limit, usable_cores
 
     # Warm-up, untimed: torch imports its compiler stack on the first optimizer (about 3 s of CPU
     # once per process), which would otherwise be charged to whichever variant runs first.

@@ -27,16 +27,16 @@ from pathlib import Path
 from _proc import peak_rss  # bench/ is on the path: the benchmarks run as scripts
 
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA
-from fairprobe.shards import SHARDS_DIR, ShardWriter
-from fairprobe.spec import parse_spec
-from fairprobe.store import Store
+from fairprobe.run.shards import SHARDS_DIR, ShardWriter
+from fairprobe.run.store import Store
+from fairprobe.technique.spec import parse_spec
 
 PER_SHARD = 5000
 FILLER = "The film had a slow start but the second half was gripping and the cast did well. " * 3
 
 
 def make_run(folder: Path, n: int, model: str, extra_gender_flips: float, seed: int = 0) -> None:
-    from fairprobe.runfolder import now, open_run
+    from fairprobe.run.folder import now, open_run
 
     spec = parse_spec(f"hinter:\n  model: {model}\n  data: imdb-sample\n  attributes: [race, gender]\n")[0]
     store: Store = open_run(spec, folder)

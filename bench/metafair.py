@@ -136,8 +136,8 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="bench-metafair-"))
     os.environ["FAIRPROBE_CACHE"] = str(work / "cache.db")
-    from fairprobe.caching import CachedChatModel
-    from fairprobe.runner import run_options
+    from fairprobe.run.caching import CachedChatModel
+    from fairprobe.run.runner import run_options
 
     tests = build_tests(args.tests)
     (work / "tests.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tests))

@@ -119,7 +119,7 @@ def person_rows(show_errors: bool = False) -> Table:
 def judge_rows(uri: str) -> Table:
     """An LLM judge's accuracy on the 34 packaged control pairs (identical answers must be UNBIASED,
     planted bias BIASED): what every judged Meta-Fair run also measures on a sample of them."""
-    from fairprobe.cli_common import cached_chat
+    from fairprobe.cli.common import cached_chat
     from fairprobe.methods.metafair.judge_eval import evaluate_controls
     from fairprobe.oracles.llm_judge import LLMJudge
 

@@ -95,7 +95,7 @@ def _reviews(mutants: int, path: Path) -> tuple[Path, int]:
     overshoot the target by over 10% is passed over; it stops once the target is reached), as a JSONL file; returns it and the count."""
     import random
 
-    from fairprobe.datasets import load_dataset
+    from fairprobe.data.datasets import load_dataset
     from fairprobe.lexicons.dictionary import load_dictionary
     from fairprobe.methods.hinter.block import HInterBlock
     from fairprobe.methods.hinter.cases import count_generated

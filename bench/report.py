@@ -83,7 +83,7 @@ def scale_findings(run: Path, n: int) -> int:
     back as the run's shards; each copy keeps an original's atomic findings before its
     intersectional ones, as a run writes them. Returns how many findings the run now holds."""
     from fairprobe.methods.hinter.findings import FINDING_SCHEMA
-    from fairprobe.shards import SHARDS_DIR, FindingsTable, ShardWriter, shard_files
+    from fairprobe.run.shards import SHARDS_DIR, FindingsTable, ShardWriter, shard_files
 
     folder = run / SHARDS_DIR
     files = shard_files(folder)
@@ -147,13 +147,13 @@ def legacy_renderer(workdir: Path) -> Any:
 def render_both(run: Path, out_new: Path, out_old: Path, legacy: Any) -> dict[str, float]:
     """Render the run's report with today's view (paged files claimed like a run does) and with the
     baseline; the analysis is computed once and shared."""
-    from fairprobe.registry import get as get_technique
     from fairprobe.report.html import render_html
-    from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
+    from fairprobe.run.shards import SHARDS_DIR, FindingsTable, shard_files
+    from fairprobe.technique.registry import get as get_technique
 
     technique = get_technique("hinter")
     summary = json.loads((run / "summary.json").read_text())
-    from fairprobe.store import Store
+    from fairprobe.run.store import Store
 
     store = Store(run / "run.db")
     resolved = json.loads(store.get_meta("spec_json"))

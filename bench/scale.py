@@ -84,7 +84,7 @@ def count_mutants(rows, attributes: list[str], order: int, cache: Path) -> list[
     known = json.loads(cache.read_text()) if cache.is_file() else {}
     if key in known and len(known[key]) == len(rows):
         return known[key]
-    from fairprobe.datasets import Record
+    from fairprobe.data.datasets import Record
     from fairprobe.lexicons.dictionary import load_dictionary
     from fairprobe.methods.hinter.block import HInterBlock
     from fairprobe.methods.hinter.cases import count_generated
@@ -148,7 +148,7 @@ def _findings_digest(run: Path) -> str:
     import hashlib
 
     from fairprobe.methods.hinter.findings import FINDING_SCHEMA
-    from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
+    from fairprobe.run.shards import SHARDS_DIR, FindingsTable, shard_files
 
     h = hashlib.blake2b(digest_size=16)
     for line in FindingsTable.from_files(shard_files(run / SHARDS_DIR), FINDING_SCHEMA).json_lines():

@@ -11,8 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from fairprobe.cli_docs import options_markdown, replace_between_markers
-from fairprobe.registry import techniques
+from fairprobe.cli.docs import options_markdown, replace_between_markers
+from fairprobe.technique.registry import techniques
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

@@ -16,7 +16,7 @@ from planted_classifiers import BIASED, DATA, FAIR
 import fairprobe
 from fairprobe.api import RUN_OPTIONS, block_fields
 from fairprobe.errors import UsageError
-from fairprobe.registry import techniques
+from fairprobe.technique.registry import techniques
 
 HINTER = {"data": "data.csv", "attributes": ["gender"], "order": 1}
 
@@ -82,7 +82,7 @@ def test_shard_backed_run(work: Path) -> None:
     assert isinstance(run, fairprobe.Run)
     assert (run.verdict, run.passed) == ("fail", False)
     assert run.reasons == json.loads((work / "runs/b/summary.json").read_text())["reasons"]
-    # the reason in words, naming the worst word pair (fairprobe.gates)
+    # the reason in words, naming the worst word pair (fairprobe.judge.gates)
     assert "single-substitution mutants" in run.reasons[0] and "above the 0% gate" in run.reasons[0]
     assert "most often he→she" in run.reasons[0]
     assert run.metrics["error_rate"]["atomic"] > 0

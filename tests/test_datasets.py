@@ -1,4 +1,4 @@
-"""Tests of fairprobe.datasets: local files, the bundled IMDB sample and the HuggingFace column maps.
+"""Tests of fairprobe.data.datasets: local files, the bundled IMDB sample and the HuggingFace column maps.
 
 The hf: loader is exercised on datasets built in memory or loaded from local files (never the network).
 """
@@ -10,7 +10,7 @@ import json
 import pandas as pd
 import pytest
 
-from fairprobe.datasets import Dataset, Record, from_hf_dataset, from_rows, load_dataset, parse_hf_source
+from fairprobe.data.datasets import Dataset, Record, from_hf_dataset, from_rows, load_dataset, parse_hf_source
 from fairprobe.errors import DataError, UsageError
 
 
@@ -147,7 +147,7 @@ def test_text_column_detection_rules(tmp_path):
         ("header.csv", "text,label\n", "has no rows"),
         ("blank.csv", 'text,label\n"",1\n"  ",0\n', "no non-empty text"),
         ("empty.jsonl", "\n", "has no rows"),
-        ("bad.jsonl", '{"text": "a"}\n{"text": \n', r"bad.jsonl:2 is not valid JSON"),
+        ("bad.jsonl", '{"text": "a"}\n{"text": \n', r"bad.jsonl:2: not valid JSON"),
         ("scalar.jsonl", '"just a string"\n', "not a JSON object"),
         ("bad.json", '{"a": 1}', "give a list of row objects"),
         ("dup.csv", "id,text\n1,a\n1,b\n", "id '1' appears twice"),

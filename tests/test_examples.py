@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from fairprobe.spec import parse_spec
+from fairprobe.technique.spec import parse_spec
 
 EXAMPLES = sorted((Path(__file__).parents[1] / "examples").glob("*.yaml"))
 

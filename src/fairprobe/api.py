@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from fairprobe.compare.call import compare, compare_groups
 from fairprobe.errors import UsageError
+from fairprobe.judge.thresholds import DEFAULT_MAX_INVALID_RATE, parse_thresholds
 from fairprobe.result import Run
-from fairprobe.thresholds import DEFAULT_MAX_INVALID_RATE, parse_thresholds
 
 __all__ = ["Run", "compare", "run_spec", "run_technique", "technique_function", "techniques"]
 
 if TYPE_CHECKING:
-    from fairprobe.registry import Technique
+    from fairprobe.technique.registry import Technique
 
 RUN_OPTIONS = ("out", "seed", "overwrite", "fail_on", "allow_empty", "max_invalid_rate", "default_gates")
 """Keyword arguments every technique function takes besides its block's fields."""
@@ -40,10 +40,10 @@ def _run(outcome: Any) -> Run:
 
 def block_fields(technique: Technique) -> dict[str, Any]:
     """The technique's own block fields (pydantic ``FieldInfo`` by name), in declaration order: the
-    same fields as its command-line options (:func:`fairprobe.cli_build.own_fields`); the inherited
+    same fields as its command-line options (:func:`fairprobe.cli.build.own_fields`); the inherited
     verdict fields are the run options above (``out`` names the folder, ``fail_on`` holds the
     thresholds)."""
-    from fairprobe.cli_build import own_fields
+    from fairprobe.cli.build import own_fields
 
     return own_fields(technique.block)
 
@@ -63,8 +63,8 @@ def run_technique(
     """Run technique ``name`` with block ``options`` into ``out``: what every generated technique
     function calls. Unknown options are a :class:`~fairprobe.errors.UsageError` naming the known
     ones; values are validated by the block model, as in a spec file."""
-    from fairprobe.registry import get
-    from fairprobe.runner import run_options
+    from fairprobe.run.runner import run_options
+    from fairprobe.technique.registry import get
 
     technique = get(name)
     known = block_fields(technique)
@@ -124,7 +124,7 @@ def technique_function(name: str) -> Callable[..., Run]:
     documented from its block model, plus :data:`RUN_OPTIONS`."""
     from pydantic_core import PydanticUndefined
 
-    from fairprobe.registry import get
+    from fairprobe.technique.registry import get
 
     technique = get(name)
     fields = block_fields(technique)
@@ -163,7 +163,7 @@ def technique_function(name: str) -> Callable[..., Run]:
 
 def techniques() -> list[str]:
     """Names of the installed techniques: each is a function ``fairprobe.<name>``."""
-    from fairprobe.registry import techniques as installed
+    from fairprobe.technique.registry import techniques as installed
 
     return list(installed())
 
@@ -172,8 +172,8 @@ def run_spec(path: str | Path, out: str | Path | None = None, overwrite: bool = 
     """Run every block of a spec file, as ``fairprobe run SPEC``: one run folder per block under
     ``out`` (default: the spec's ``out:``, else ``fairprobe-runs``), then, for a block with several
     ``models:``, each model compared with the first. Returns every run and comparison."""
-    from fairprobe.runner import run_block
-    from fairprobe.spec import load_spec
+    from fairprobe.run.runner import run_block
+    from fairprobe.technique.spec import load_spec
 
     blocks, settings = load_spec(Path(path))
     base = Path(out) if out is not None else Path(settings.get("out", "fairprobe-runs"))

@@ -54,7 +54,7 @@ class Run:
             yield from table
             return
         if (self.run_dir / "run.db").is_file():
-            from fairprobe.runfolder import open_locked
+            from fairprobe.run.folder import open_locked
 
             with open_locked(self.run_dir) as store:
                 rows = [f for f in store.iter_findings() if not f.get("hidden")]
@@ -63,7 +63,7 @@ class Run:
         if (self.run_dir / "findings.parquet").is_file():  # a comparison of over 10,000 cases
             import pyarrow.parquet as pq
 
-            from fairprobe.shards import FINDING
+            from fairprobe.run.shards import FINDING
 
             for batch in pq.ParquetFile(self.run_dir / "findings.parquet").iter_batches(columns=[FINDING]):
                 yield from (json.loads(line) for line in batch.column(0).to_pylist())
@@ -82,19 +82,19 @@ class Run:
             raise UsageError("findings_table() needs pandas: pip install pandas") from None
         table = self._shards()
         if table is not None:
-            from fairprobe.shards import FINDING
+            from fairprobe.run.shards import FINDING
 
             names = [n for n in table.schema.names if n != FINDING]
             return table.columns(names).to_pandas()
         return pd.DataFrame(list(self.findings()))
 
     def _shards(self) -> Any:
-        """The run's :class:`~fairprobe.shards.FindingsTable` when its technique writes shards."""
+        """The run's :class:`~fairprobe.run.shards.FindingsTable` when its technique writes shards."""
         technique = self.summary.get("technique")
         if not technique or not (self.run_dir / "run.db").is_file():
             return None
-        from fairprobe.registry import get
-        from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
+        from fairprobe.run.shards import SHARDS_DIR, FindingsTable, shard_files
+        from fairprobe.technique.registry import get
 
         tech = get(str(technique))
         if tech.finding_schema is None:

@@ -22,7 +22,7 @@ def rate(successes: int, total: int) -> float | None:
 
     A rate over zero cases is not 0.0: reporting 0 would let a run that tested nothing pass every
     ``< x`` threshold. ``None`` becomes JSON ``null``, "no data" in the report, and fails any
-    threshold on it (:mod:`fairprobe.verdict`)."""
+    threshold on it (:mod:`fairprobe.judge.verdict`)."""
     return successes / total if total else None
 
 
@@ -105,7 +105,7 @@ def rate_fields(name: str, flags: Sequence[bool], *, seed: int = 0) -> dict[str,
 
 
 def invalid_fields(invalid: int, tested: int) -> dict[str, Any]:
-    """The keys every technique puts at the top of its metrics (:mod:`fairprobe.verdict` reads them):
+    """The keys every technique puts at the top of its metrics (:mod:`fairprobe.judge.verdict` reads them):
 
     - ``tested``: test cases (or answers) the run attempted;
     - ``invalid``: those whose answer could not be used (unparsable, judge failure, refusal, error);

@@ -2,10 +2,10 @@
 
 import pytest
 
-from fairprobe.caching import CachedChatModel, CachedClassifier
 from fairprobe.models.base import ChatRequest
 from fairprobe.models.uri import load_chat, load_classifier
-from fairprobe.store import Store
+from fairprobe.run.caching import CachedChatModel, CachedClassifier
+from fairprobe.run.store import Store
 
 MODULE = """
 SEEN = []

@@ -15,10 +15,10 @@ from pydantic import Field
 from pydantic_core import PydanticUndefined
 from typer.testing import CliRunner
 
-from fairprobe.cli_build import default_text, default_value, option_name, own_fields, technique_command
-from fairprobe.cli_docs import BEGIN, END, example_values, spec_template
+from fairprobe.cli.build import default_text, default_value, option_name, own_fields, technique_command
+from fairprobe.cli.docs import BEGIN, END, example_values, spec_template
 from fairprobe.methods.hinter.block import HInterBlock
-from fairprobe.registry import Technique, techniques
+from fairprobe.technique.registry import Technique, techniques
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src" / "fairprobe"
@@ -148,7 +148,7 @@ def probe_technique(monkeypatch):
 def test_a_new_block_field_reaches_cli_init_api_and_spec(probe_technique, tmp_path):
     from fairprobe.api import technique_function
     from fairprobe.errors import SpecError, UsageError
-    from fairprobe.spec import parse_spec
+    from fairprobe.technique.spec import parse_spec
 
     app = typer.Typer()
     app.command("noop")(lambda: None)
@@ -282,7 +282,7 @@ def test_no_technique_cli_module_restates_a_block_field(name):
 def test_each_init_example_is_a_runnable_block_of_its_technique(tmp_path):
     """``Technique.example`` holds only the values a block needs to run; it parses on its own, and the
     whole ``init`` spec (first block active) parses too."""
-    from fairprobe.spec import parse_spec
+    from fairprobe.technique.spec import parse_spec
 
     for name, tech in techniques().items():
         (block,) = parse_spec(tech.example, f"{name} example", {name: tech.block})
@@ -296,7 +296,7 @@ def test_init_writes_each_techniques_default_gates_and_nothing_that_switches_the
     """Uncommenting a block of ``init``'s spec gives a run judged by the technique's default gates:
     the spec has no top-level ``thresholds`` (any list there, even ``[]``, replaces every block's
     gates) and the block lists exactly the default gates."""
-    from fairprobe.spec import parse_spec
+    from fairprobe.technique.spec import parse_spec
 
     text = spec_template("s.yaml", techniques())
     top = yaml.safe_load(text)
@@ -309,7 +309,7 @@ def test_init_writes_each_techniques_default_gates_and_nothing_that_switches_the
             break
         block.append(line[2:])
     (spec,) = parse_spec("\n".join(block), "s.yaml")
-    from fairprobe.thresholds import parse_thresholds
+    from fairprobe.judge.thresholds import parse_thresholds
 
     assert spec.thresholds == parse_thresholds(list(techniques()[name].default_gates), "gates")
     assert spec.default_gates is False  # the block's list is the gates themselves

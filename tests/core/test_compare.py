@@ -135,7 +135,7 @@ def test_compare_reports_exactly_the_regressed_slice(cli, two_runs):
 def test_a_large_comparison_writes_its_cases_as_parquet_not_json_lines(two_runs, monkeypatch):
     """As for runs: findings.jsonl up to the limit, Parquet above it (and the other file removed)."""
     import fairprobe
-    from fairprobe import export
+    from fairprobe.run import findings as export
 
     out = two_runs / "cmp"
     small = fairprobe.compare(two_runs / "runs/base", two_runs / "runs/new", out=out)

@@ -172,8 +172,8 @@ class _Parser(HTMLParser):
 
 
 def test_a_100000_finding_report_is_small_and_pages_from_claimed_files(big_run, tmp_path):
-    from fairprobe.runfolder import remove_written
-    from fairprobe.store import Store
+    from fairprobe.run.folder import remove_written
+    from fairprobe.run.store import Store
 
     run, findings = big_run
     html = (run / "report.html").read_text()

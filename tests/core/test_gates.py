@@ -13,13 +13,13 @@ import pytest
 import yaml
 from planted_classifiers import BIASED, FAIR
 
-from fairprobe.gates import explainer
-from fairprobe.headline import interval, key_rows, number, percent
-from fairprobe.registry import techniques
+from fairprobe.judge.gates import explainer
+from fairprobe.judge.headline import interval, key_rows, number, percent
+from fairprobe.judge.verdict import FAIL, INCOMPLETE, MEASURED, PASS, Verdict, decide, incomplete
 from fairprobe.report.sections import Explanation
-from fairprobe.spec import Threshold
 from fairprobe.stats import invalid_fields
-from fairprobe.verdict import FAIL, INCOMPLETE, MEASURED, PASS, Verdict, decide, incomplete
+from fairprobe.technique.registry import techniques
+from fairprobe.technique.spec import Threshold
 
 # -- the threshold grammar: any key (*) and an interval's end (lower/upper) ---------------------------
 
@@ -253,7 +253,7 @@ def test_the_demo_passes_for_the_reason_the_readme_gives(cli, tmp_path):
 
 
 def test_a_wildcard_fail_on_is_checked_up_to_its_star_before_the_run():
-    from fairprobe.runner import _metric_may_exist
+    from fairprobe.run.runner import _metric_may_exist
 
     assert _metric_may_exist(HINTER_SHAPED, "error_rate.by_attribute.*")
     assert _metric_may_exist(HINTER_SHAPED, "error_rate.by_pair.*")  # empty until the run knows its pairs

@@ -1,5 +1,7 @@
-"""The package's import graph has layers: no circle among the core modules, and the core never
-imports a technique package (techniques plug in through the registry's entry points).
+"""The package's import graph has layers: no import circle anywhere in the package, the core never
+imports a technique package (techniques plug in through the registry's entry points), a technique
+builds on the contract (:mod:`fairprobe.technique`) and core packages only, never on the run engine's
+runner, the command line's app or another technique, and the package root stays a handful of modules.
 
 Every ``import`` / ``from`` statement counts, at module level and inside functions (a function-level
 import is a dependency too, only a later one); imports under ``if TYPE_CHECKING:`` are left out, as
@@ -35,7 +37,7 @@ def is_type_checking(node: ast.If) -> bool:
 
 def resolve(name: str) -> str:
     """The project module ``name`` stands for: itself, or its longest parent that is a module (an
-    attribute such as ``fairprobe.spec.Threshold`` is in ``fairprobe.spec``)."""
+    attribute such as ``fairprobe.technique.spec.Threshold`` is in ``fairprobe.technique.spec``)."""
     while name and name not in MODULES:
         name = name.rpartition(".")[0]
     return name
@@ -106,8 +108,8 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_graph_is_read() -> None:
     # the parser sees module-level and function-level imports, and resolves names to modules
-    assert "fairprobe.errors" in GRAPH["fairprobe.registry"]
-    assert "fairprobe.runner" in GRAPH["fairprobe.cli"]  # imported inside commands
+    assert "fairprobe.errors" in GRAPH["fairprobe.technique.registry"]
+    assert "fairprobe.run.runner" in GRAPH["fairprobe.cli.commands"]  # imported inside commands
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
 
@@ -121,3 +123,36 @@ def test_core_never_imports_a_technique() -> None:
     bad = {m: sorted(d for d in deps if not is_core(d)) for m, deps in GRAPH.items() if is_core(m)}
     bad = {m: deps for m, deps in bad.items() if deps}
     assert not bad, f"core modules importing technique packages: {bad}"
+
+
+def test_no_import_circle_anywhere() -> None:
+    cycle = find_cycle(GRAPH)
+    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def technique_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "methods" else None
+
+
+def test_a_technique_builds_on_the_contract_not_the_engine() -> None:
+    # a technique's own sub-command (its cli module) builds its options with fairprobe.cli.build
+    forbidden = ("fairprobe.run.runner", "fairprobe.cli.commands", "fairprobe.api")
+    bad = {}
+    for module, deps in GRAPH.items():
+        own = technique_of(module)
+        if own is None:
+            continue
+        wrong = sorted(
+            d
+            for d in deps
+            if d.startswith(forbidden) or (technique_of(d) is not None and technique_of(d) != own)
+        )
+        if wrong:
+            bad[module] = wrong
+    assert not bad, f"technique modules importing the runner, the CLI or another technique: {bad}"
+
+
+def test_the_package_root_is_a_handful_of_modules() -> None:
+    root = sorted(p.name for p in SRC.glob("*.py"))
+    assert len(root) <= 12, f"{len(root)} modules directly in src/fairprobe: {root}"

@@ -1,6 +1,6 @@
 import io
 
-from fairprobe.progress import ProgressReporter
+from fairprobe.run.progress import ProgressReporter
 
 
 def test_plain_lines_when_not_a_terminal():
@@ -32,7 +32,7 @@ def test_a_log_never_goes_silent_while_nothing_advances():
     import io
     import time
 
-    from fairprobe.progress import ProgressReporter
+    from fairprobe.run.progress import ProgressReporter
 
     stream = io.StringIO()
     with ProgressReporter("tests", 70, stream=stream, interval=0.1, heartbeat=0.2):

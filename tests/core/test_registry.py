@@ -1,4 +1,4 @@
-from fairprobe.registry import load_errors, techniques
+from fairprobe.technique.registry import load_errors, techniques
 
 
 def test_every_installed_technique_loads():

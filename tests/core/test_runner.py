@@ -98,7 +98,7 @@ def test_model_output_is_escaped_in_html(cli, tmp_path):
 def test_init_writes_a_spec_that_validates(cli, tmp_path):
     r = cli("init", "my.yaml")
     assert r.returncode == 0, r.stderr
-    from fairprobe.spec import parse_spec
+    from fairprobe.technique.spec import parse_spec
 
     blocks = parse_spec((tmp_path / "my.yaml").read_text(), "my.yaml")
     assert blocks

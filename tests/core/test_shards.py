@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from fairprobe.shards import FindingsTable, ShardWriter, remove_partial, shard_files
+from fairprobe.run.shards import FindingsTable, ShardWriter, remove_partial, shard_files
 
 TYPED = pa.schema(
     [("id", pa.string()), ("kind", pa.string()), ("biased", pa.bool_()), ("score", pa.float64())]

@@ -1,7 +1,8 @@
 import pytest
 
 from fairprobe.errors import SpecError
-from fairprobe.spec import BlockBase, Threshold, lookup_metric, parse_spec
+from fairprobe.technique.block import BlockBase
+from fairprobe.technique.spec import Threshold, lookup_metric, parse_spec
 
 
 class DemoBlock(BlockBase):

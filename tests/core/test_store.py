@@ -1,6 +1,6 @@
 import sqlite3
 
-from fairprobe.store import Store
+from fairprobe.run.store import Store
 
 
 def test_wal_mode_and_findings_are_idempotent(tmp_path):

@@ -8,9 +8,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from fairprobe.errors import InternalError
-from fairprobe.spec import Threshold
+from fairprobe.judge.verdict import FAIL, INCONCLUSIVE, MEASURED, PASS, decide
 from fairprobe.stats import invalid_fields, rate_fields
-from fairprobe.verdict import FAIL, INCONCLUSIVE, MEASURED, PASS, decide
+from fairprobe.technique.spec import Threshold
 
 
 def test_a_threshold_on_a_rate_without_data_fails_and_says_why():
@@ -35,7 +35,7 @@ def test_a_metric_the_run_did_not_produce_fails_instead_of_passing():
 def test_a_run_that_tested_nothing_is_inconclusive_even_without_thresholds():
     v = decide(invalid_fields(0, 0), [])
     assert v.verdict == INCONCLUSIVE and "no data" in v.reasons[0]
-    # nothing to judge it by: measured, never "pass" (fairprobe.gates)
+    # nothing to judge it by: measured, never "pass" (fairprobe.judge.gates)
     assert decide(invalid_fields(0, 0), [], allow_empty=True).verdict == MEASURED
 
 
@@ -124,9 +124,9 @@ def test_allow_empty_in_the_spec_accepts_a_no_data_threshold(cli, labelled, tmp_
 
 def test_a_bug_inside_a_run_is_exit_3_with_the_traceback_in_error_log(tmp_path, monkeypatch):
     """A fake technique whose execute has a bug (a real bug cannot be planted in the shipped ones)."""
-    import fairprobe.runner as runner
+    import fairprobe.run.runner as runner
     from fairprobe.methods.accuracy.technique import TECHNIQUE, AccuracyBlock
-    from fairprobe.spec import BlockSpec
+    from fairprobe.technique.spec import BlockSpec
 
     def buggy_execute(block, ctx):
         ctx.add_findings(
@@ -149,7 +149,7 @@ def test_a_bug_inside_a_run_is_exit_3_with_the_traceback_in_error_log(tmp_path, 
 
 def test_an_exception_outside_fairprobe_errors_exits_3_with_one_line(tmp_path):
     code = (
-        "import sys, fairprobe.cli as c, fairprobe.registry as r\n"
+        "import sys, fairprobe.cli as c, fairprobe.technique.registry as r\n"
         "def boom(): raise RuntimeError('[red]kaboom[/]')\n"
         "r.techniques.cache_clear(); r.techniques = boom\n"
         "sys.argv = ['fairprobe', 'init', 'x.yaml']\n"

@@ -173,6 +173,6 @@ def test_different_settings_make_a_comparison_inconclusive():
 
 @pytest.mark.parametrize("technique", ["hinter", "metafair", "caffe", "certify", "audit"])
 def test_every_technique_can_be_compared(technique):
-    from fairprobe.registry import get
+    from fairprobe.technique.registry import get
 
     assert get(technique).pairing is not None

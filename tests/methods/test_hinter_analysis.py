@@ -84,7 +84,7 @@ def test_generated_counts_do_not_shrink_under_sampling():
 
 
 def test_sampling_records_the_population_it_sampled_from():
-    from fairprobe.datasets import Record
+    from fairprobe.data.datasets import Record
     from fairprobe.lexicons.dictionary import load_dictionary
     from fairprobe.methods.hinter.cases import count_generated, generate_lazy
 

@@ -5,7 +5,7 @@ behind an endpoint is not asked early (the originals ride along with the first c
 
 import json
 
-from fairprobe.datasets import Record
+from fairprobe.data.datasets import Record
 from fairprobe.methods.hinter.pipeline import _ask_originals_early
 
 MODEL = """

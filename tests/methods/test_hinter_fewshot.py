@@ -3,7 +3,7 @@ the demo put reviews 131, 181 and 22 with their gold labels into the prompt and 
 
 import json
 
-from fairprobe.datasets import load_dataset
+from fairprobe.data.datasets import load_dataset
 from fairprobe.methods.hinter.tasks import few_shot_split
 
 

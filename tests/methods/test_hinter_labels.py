@@ -1,7 +1,7 @@
 """HInter's LLM label parsing (issue 20): ECtHR's "None" answer (Table 8, example 3) is the empty
 label set "no violation", not INVALID; few-shot examples with no label answer "None"."""
 
-from fairprobe.datasets import from_rows
+from fairprobe.data.datasets import from_rows
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.oracle import _llm_task
 from fairprobe.methods.hinter.tasks import FewShot

@@ -5,7 +5,7 @@ fast)."""
 
 import re
 
-from fairprobe.datasets import Record
+from fairprobe.data.datasets import Record
 from fairprobe.lexicons.dictionary import load_dictionary
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.cases import FIRST_CHUNK, shard_cases

@@ -247,7 +247,7 @@ def test_an_llm_under_test_is_asked_from_the_worker_nodes(cluster, llama_server,
     llama.cpp's prompt cache makes repeated temperature-0 answers differ now and then, so outputs
     are checked for shape and the mutants for identity with the local generation, not answer by answer.
     """
-    from fairprobe.datasets import load_dataset
+    from fairprobe.data.datasets import load_dataset
     from fairprobe.lexicons.dictionary import load_dictionary
     from fairprobe.methods.hinter.block import HInterBlock
     from fairprobe.methods.hinter.cases import generate

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from reliability.helpers import assert_one_red_line
 
-from fairprobe.datasets import load_dataset
+from fairprobe.data.datasets import load_dataset
 from fairprobe.errors import SpecError
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.tasks import FewShot, load_prompt_template, template_task

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from fairprobe.datasets import load_dataset
+from fairprobe.data.datasets import load_dataset
 from fairprobe.lexicons.dictionary import load_dictionary
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.pipeline import generate
 from fairprobe.models.base import ChatRequest
-from fairprobe.store import request_digest
+from fairprobe.run.store import request_digest
 
 TEXTS = [
     ("The white man loved this film and his wife did too.", "POS"),

@@ -19,7 +19,6 @@ import pytest
 from latency_server import LatencyServer
 from servers import FaultServer, free_port
 
-from fairprobe.caching import CachedChatModel
 from fairprobe.errors import ModelError
 from fairprobe.models import ChatRequest, load_chat
 from fairprobe.models.http_process import ProcessTransport
@@ -32,8 +31,9 @@ from fairprobe.models.scheduler import (
     default_concurrency,
 )
 from fairprobe.models.transport import PlainHTTP
-from fairprobe.progress import ProgressReporter
-from fairprobe.store import Store
+from fairprobe.run.caching import CachedChatModel
+from fairprobe.run.progress import ProgressReporter
+from fairprobe.run.store import Store
 
 FAST = {"backoff": 0.0, "timeout": 10.0}
 

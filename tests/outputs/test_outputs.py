@@ -11,10 +11,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from fairprobe import export as export_module
-from fairprobe.runfolder import open_locked
-from fairprobe.runner import render_reports, run_options
-from fairprobe.store import Store
+from fairprobe.run import findings as export_module
+from fairprobe.run.folder import open_locked
+from fairprobe.run.runner import render_reports, run_options
+from fairprobe.run.store import Store
 
 TEXTS = [
     ("The white man walked into the room and sat down.", "POS"),
@@ -60,7 +60,7 @@ def _hinter(data: Path, out: Path):
 
 def _stored(run: Path) -> list[dict]:
     """The findings the reports show, read back through the store (the reference for exports)."""
-    from fairprobe.registry import get
+    from fairprobe.technique.registry import get
 
     with open_locked(run) as store:
         technique = get(store.get_meta("technique"))

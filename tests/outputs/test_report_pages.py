@@ -19,8 +19,8 @@ import pytest
 
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA
 from fairprobe.report.findings_view import INLINE_MAX, MANIFEST, VIEW_DIR, js_packed, read_page
-from fairprobe.runner import render_reports, run_options
-from fairprobe.shards import FindingsTable, shard_files
+from fairprobe.run.runner import render_reports, run_options
+from fairprobe.run.shards import FindingsTable, shard_files
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))

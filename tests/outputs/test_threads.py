@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from reliability.helpers import assert_one_red_line
 
-from fairprobe.threads import free_cores, resolve, thread_limit, usable_cores
+from fairprobe.run.threads import free_cores, resolve, thread_limit, usable_cores
 
 BLACK_BOX = """
 import json

@@ -8,12 +8,12 @@ import sqlite3
 import pytest
 from childenv import pythonpath
 
+from fairprobe.data.readers import read_columns
 from fairprobe.errors import DataError, FairprobeError, ModelError, ModelOutputError, RunStateError
 from fairprobe.models import load_classifier
-from fairprobe.progress import ProgressReporter
-from fairprobe.readers import read_columns
-from fairprobe.spec import load_spec, parse_spec
-from fairprobe.store import Store
+from fairprobe.run.progress import ProgressReporter
+from fairprobe.run.store import Store
+from fairprobe.technique.spec import load_spec, parse_spec
 from reliability.helpers import assert_one_red_line
 
 LATIN1 = "text,label\ncaf\xe9 au lait,POS\n".encode("latin-1")  # é as the single byte 0xe9

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from servers import FaultServer, LocalFake
 
-from fairprobe.caching import CachedChatModel
 from fairprobe.errors import ModelError
 from fairprobe.models import ChatRequest, load_chat, load_classifier
 from fairprobe.models.spacy_backend import spacy_weights_hash
-from fairprobe.spec import parse_spec
-from fairprobe.store import Store
+from fairprobe.run.caching import CachedChatModel
+from fairprobe.run.store import Store
+from fairprobe.technique.spec import parse_spec
 from reliability.helpers import assert_one_red_line
 
 EAGER = """

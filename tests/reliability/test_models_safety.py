@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from servers import FaultServer, LocalFake, free_port
 
-from fairprobe.caching import CachedChatModel, CachedClassifier
 from fairprobe.errors import ModelError
 from fairprobe.models import INVALID, ChatRequest, ClassificationTask, LLMClassifier, load_chat
-from fairprobe.store import Store
+from fairprobe.run.caching import CachedChatModel, CachedClassifier
+from fairprobe.run.store import Store
 from reliability.helpers import assert_one_red_line
 
 USER_KEY = "sk-USERINFOsecret7f3a"

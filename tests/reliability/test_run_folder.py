@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fairprobe.errors import RunStateError
-from fairprobe.store import LOCK_FILE, RunLock
+from fairprobe.run.store import LOCK_FILE, RunLock
 from reliability.helpers import assert_one_red_line
 
 TEXTS = [
@@ -122,7 +122,7 @@ def _spec(work: Path, text: str) -> Path:
 
 def test_block_name_with_dotdot_or_absolute_path_is_refused(cli, work):
     from fairprobe.errors import SpecError
-    from fairprobe.spec import parse_spec
+    from fairprobe.technique.spec import parse_spec
 
     for name in ("../escaped", "/tmp/abs-run", "a/b", "..", "a\\b"):
         block = f"accuracy:\n  name: {json.dumps(name)}\n  model: py:kw:classify\n  data: data.csv\n"
@@ -155,8 +155,8 @@ def test_overwrite_killed_after_clearing_the_records_still_starts_from_empty(wor
     """The records are cleared in one transaction before files are removed, and the manifest of
     written files survives that step: a folder whose run.db records no run (the state a kill leaves
     between the two steps) is cleaned on the next start, and only of what fairprobe wrote."""
-    from fairprobe.runfolder import claim, open_run
-    from fairprobe.spec import parse_spec
+    from fairprobe.run.folder import claim, open_run
+    from fairprobe.technique.spec import parse_spec
 
     monkeypatch.chdir(work)
     run = work / "runs/accuracy"
@@ -181,7 +181,8 @@ def test_overwrite_killed_after_clearing_the_records_still_starts_from_empty(wor
 
 
 def test_declared_input_files_are_the_only_ones_hashed(tmp_path):
-    from fairprobe.spec import BlockBase, BlockSpec
+    from fairprobe.technique.block import BlockBase
+    from fairprobe.technique.spec import BlockSpec
 
     class Block(BlockBase):
         input_files = frozenset({"data"})

@@ -243,7 +243,7 @@ def test_report_refuses_a_folder_a_live_run_holds(cli, work):
     first = cli("run", _spec(work), "--out", "runs")
     assert first.returncode in (0, 1), first.stderr
     run = work / "runs" / "accuracy"
-    from fairprobe.store import RunLock
+    from fairprobe.run.store import RunLock
 
     lock = RunLock(run).acquire()  # a live run holds the folder
     try:

@@ -214,7 +214,7 @@ def test_lazy_and_counted_intersections_agree_with_the_list(packaged: BiasDictio
 
 def test_hinter_pieces_never_change_the_findings_order() -> None:
     """Chunking an original's mutants into pieces is an execution setting: same mutants, same order."""
-    from fairprobe.datasets import Record
+    from fairprobe.data.datasets import Record
     from fairprobe.methods.hinter.block import HInterBlock
     from fairprobe.methods.hinter.cases import generate, shard_cases
 

@@ -15,7 +15,7 @@ def _write(folder: Path, comparison: Any, started: str, show: Callable[[str], No
     """The comparison's reports in ``folder`` (refused when it holds files fairprobe did not write);
     ``show`` gets its one-line headline."""
     from fairprobe.compare.output import headline, prepare_out, write_outputs
-    from fairprobe.runfolder import now
+    from fairprobe.run.folder import now
 
     prepare_out(folder)
     summary = write_outputs(folder, comparison, started, now())
@@ -48,8 +48,8 @@ def compare_shown(
 ) -> Run:
     """:func:`compare`, handing its one-line headline to ``show`` (the command line prints it)."""
     from fairprobe.compare.core import compare_runs, load_run
-    from fairprobe.runfolder import now
-    from fairprobe.thresholds import parse_thresholds
+    from fairprobe.judge.thresholds import parse_thresholds
+    from fairprobe.run.folder import now
 
     thresholds = parse_thresholds(fail_on, "fail_on")
     started = now()
@@ -62,7 +62,7 @@ def compare_folders(
 ) -> list[Run]:
     """Compare each run folder of ``others`` with ``first``, into ``into/compare-<other's name>``."""
     from fairprobe.compare.core import compare_runs, load_run
-    from fairprobe.runfolder import now
+    from fairprobe.run.folder import now
 
     base = load_run(first)
     runs = []

@@ -4,7 +4,7 @@ Both folders are runs of the same technique over the same inputs. Their findings
 case (:class:`~fairprobe.compare.pairing.Pairing`), and every outcome is compared per slice with
 paired statistics (:mod:`fairprobe.compare.paired`), Holm-corrected across the slices of one metric.
 
-The comparison is judged by the same rules as a run (:mod:`fairprobe.verdict`):
+The comparison is judged by the same rules as a run (:mod:`fairprobe.judge.verdict`):
 
 - a pair with an INVALID side is counted, never judged;
 - fewer than half of the cases paired, or runs over different inputs (data, dictionary, tests, case
@@ -34,8 +34,9 @@ from fairprobe.compare.paired import (
 )
 from fairprobe.compare.pairing import Pairing
 from fairprobe.errors import RunStateError, UsageError
+from fairprobe.judge.verdict import Verdict, decide
 from fairprobe.stats import invalid_fields
-from fairprobe.verdict import Verdict, decide
+from fairprobe.technique.block import verdict_only_fields
 
 DEFAULT_GATE = "regressed > 0"
 MIN_PAIRED_SHARE = 0.5
@@ -51,7 +52,7 @@ class LoadedRun:
     complete: bool
     findings: list[dict[str, Any]]
     table: Any = None
-    """The run's :class:`~fairprobe.shards.FindingsTable` when ``findings`` hold only the pairing's
+    """The run's :class:`~fairprobe.run.shards.FindingsTable` when ``findings`` hold only the pairing's
     columns; whole findings are read from it by id for the cases that are shown."""
 
     def whole(self, ids: set[str]) -> dict[str, dict[str, Any]]:
@@ -67,9 +68,9 @@ class LoadedRun:
 
 def load_run(folder: Path) -> LoadedRun:
     """A finished or partial run folder's spec and findings (a live run is refused)."""
-    from fairprobe.registry import get as get_technique
-    from fairprobe.runfolder import open_locked
-    from fairprobe.shards import SHARDS_DIR, FindingsTable, shard_files
+    from fairprobe.run.folder import open_locked
+    from fairprobe.run.shards import SHARDS_DIR, FindingsTable, shard_files
+    from fairprobe.technique.registry import get as get_technique
 
     if not folder.is_dir() or not (folder / "run.db").is_file():
         raise UsageError(f"{folder} is not a fairprobe run folder (it has no run.db); give two run folders")
@@ -93,21 +94,10 @@ def load_run(folder: Path) -> LoadedRun:
     return LoadedRun(folder, name, spec, inputs, technique.model_uri(block), complete, findings, table)
 
 
-VERDICT_ONLY = (
-    "name",
-    "thresholds",
-    "allow_empty",
-    "max_invalid_rate",
-    "max_asymmetric_invalid_rate",
-    "judge_min_control_accuracy",
-)
-"""Block fields that change how a run is judged or where it is written, never its test cases."""
-
-
 def _different_inputs(base: LoadedRun, new: LoadedRun, pairing: Pairing, ignore: frozenset[str]) -> list[str]:
     """Why the two runs are not over the same inputs (empty when they are)."""
     why = []
-    skip = set(pairing.same_inputs_except) | set(VERDICT_ONLY) | ignore
+    skip = set(pairing.same_inputs_except) | ignore
     b_block = {k: v for k, v in base.spec.get("block", {}).items() if k not in skip}
     n_block = {k: v for k, v in new.spec.get("block", {}).items() if k not in skip}
     changed = sorted(k for k in set(b_block) | set(n_block) if b_block.get(k) != n_block.get(k))
@@ -138,8 +128,8 @@ class Comparison:
 def compare_runs(
     base: LoadedRun, new: LoadedRun, *, thresholds: list[Any] | None = None, seed: int = 0
 ) -> Comparison:
-    from fairprobe.registry import get as get_technique
-    from fairprobe.thresholds import Threshold
+    from fairprobe.judge.thresholds import Threshold
+    from fairprobe.technique.registry import get as get_technique
 
     if base.technique != new.technique:
         raise UsageError(
@@ -210,7 +200,8 @@ def compare_runs(
         },
     }
     inconclusive = []
-    why = _different_inputs(base, new, pairing, frozenset(technique.block.execution_only))
+    not_inputs = {"name", *verdict_only_fields(technique.block), *technique.block.execution_only}
+    why = _different_inputs(base, new, pairing, frozenset(not_inputs))
     if why:
         inconclusive.append(
             f"the two runs were not over the same inputs ({'; '.join(why)}), so their differences "

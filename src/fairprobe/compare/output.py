@@ -4,7 +4,7 @@
   models' values, the interval of the difference, raw and Holm-adjusted p-values and a verdict),
   the verdict and its reasons;
 - ``findings.jsonl``: one line per paired test case, with both models' outcomes and whether the case
-  became worse, better or stayed — up to :data:`~fairprobe.export.JSONL_LIMIT` cases, as for runs;
+  became worse, better or stayed — up to :data:`~fairprobe.run.findings.JSONL_LIMIT` cases, as for runs;
   above it ``findings.parquet`` instead (a ``finding`` column with each JSON line, and ``id``), so
   comparing two million-mutant runs does not write a gigabyte of JSON;
 - ``report.html``: both runs side by side per slice, worst first, and the cases that became worse
@@ -288,11 +288,11 @@ def write_outputs(out: Path, comparison: Comparison, started: str, finished: str
 
 
 def _write_findings(out: Path, findings: list[dict[str, Any]]) -> None:
-    """``findings.jsonl`` for at most :data:`~fairprobe.export.JSONL_LIMIT` paired cases, else
+    """``findings.jsonl`` for at most :data:`~fairprobe.run.findings.JSONL_LIMIT` paired cases, else
     ``findings.parquet``; the other one, left by an earlier comparison into this folder, is removed
     (both are in the folder's list of what fairprobe wrote, :func:`prepare_out`)."""
-    from fairprobe import export
     from fairprobe.report.writers import write_findings
+    from fairprobe.run import findings as export
 
     small = len(findings) <= export.JSONL_LIMIT
     if small:

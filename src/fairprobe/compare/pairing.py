@@ -1,6 +1,6 @@
 """How a technique's findings pair up across two runs: what a technique declares to be compared.
 
-A technique that supports ``fairprobe compare`` sets :attr:`fairprobe.registry.Technique.pairing`
+A technique that supports ``fairprobe compare`` sets :attr:`fairprobe.technique.registry.Technique.pairing`
 to a :class:`Pairing`: which findings are test cases, the key that names the same test case in two
 runs, the unit its intervals resample, the slices it is reported by, and the outcomes compared.
 """

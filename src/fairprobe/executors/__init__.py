@@ -5,7 +5,7 @@ Both executors run shards the same way, so a pipeline is written once:
 - :meth:`run_shards` — run a generator function over shards of work and hand each shard's chunks,
   in shard order, to a ``consume`` callback on the driver (which judges and writes them). A shard
   whose worker is lost is started again from its beginning; ``consume`` must therefore write a
-  shard atomically (see :class:`fairprobe.shards.ShardWriter`).
+  shard atomically (see :class:`fairprobe.run.shards.ShardWriter`).
 - the Ray executor also offers ``classifier`` — a model under test callable from the driver whose
   batches run as cluster tasks (at most ``concurrency`` in flight per model endpoint); with the
   local executor the pipeline calls its model in-process, through the run's cache.

@@ -35,9 +35,9 @@ from pathlib import Path
 
 import yaml
 
+from fairprobe.data.readers import read_text, require_file
+from fairprobe.data.strict_yaml import YamlLoader
 from fairprobe.errors import DataError
-from fairprobe.readers import read_text, require_file
-from fairprobe.strict_yaml import YamlLoader
 
 __all__ = ["BiasDictionary", "load_dictionary", "normalise_term", "is_valid_term", "PACKAGED_DICTIONARY"]
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
+from fairprobe.data.readers import read_text, require_file
+from fairprobe.data.strict_yaml import load_yaml
 from fairprobe.errors import DataError
-from fairprobe.readers import read_text, require_file
-from fairprobe.strict_yaml import load_yaml
 
 DIMENSIONS = ("gender", "sexual_orientation", "religion", "socioeconomic_status", "physical_appearance")
 

@@ -26,9 +26,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from fairprobe.data.readers import require_file
 from fairprobe.errors import DataError
 from fairprobe.lexicons.dictionary import is_valid_term
-from fairprobe.readers import require_file
 
 __all__ = ["Candidate", "extract_candidates", "write_candidates", "normalise_group"]
 

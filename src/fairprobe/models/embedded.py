@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+from fairprobe.data.readers import package_dir, package_file
 from fairprobe.errors import ModelError
-from fairprobe.readers import package_dir, package_file
 
 EMBEDDED: dict[str, Literal["classifier", "chat"]] = {"imdb-sentiment": "classifier", "smollm2": "chat"}
 

@@ -21,7 +21,7 @@ in the URI.
 
 An answer whose content is ``null`` or empty is retried like a malformed one (within ``retries``),
 unless the server says it stopped at ``max_tokens``; an empty answer that is finally returned is
-never cached (:mod:`fairprobe.caching`), so the next run asks again.
+never cached (:mod:`fairprobe.run.caching`), so the next run asks again.
 """
 
 from __future__ import annotations

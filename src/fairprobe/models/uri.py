@@ -97,7 +97,7 @@ def _option_value(text: str) -> Any:
 
 EXECUTION_OPTIONS = ("timeout", "retries", "concurrency", "backoff", "max_backoff")
 """URI query options that never change answers: left out of the resume check
-(:meth:`fairprobe.spec.BlockSpec.resolved_hash`) and of the fingerprint."""
+(:meth:`fairprobe.technique.spec.BlockSpec.resolved_hash`) and of the fingerprint."""
 
 
 def split_query(uri: str) -> tuple[str, dict[str, Any]]:
@@ -122,6 +122,25 @@ def split_query(uri: str) -> tuple[str, dict[str, Any]]:
         name = key.strip()
         options[name] = value.strip() if is_secret_option(name) else _option_value(value.strip())
     return head + (hash_ + fragment if hash_ else ""), options
+
+
+def check_model_uri(uri: str) -> str:
+    """The spec's check of a model URI (every block field marked ``MODEL_URI``): scheme, target,
+    fragment and the ``?option`` values, without loading anything. Raises :class:`ModelError`; the
+    spec reports it at the field's ``spec.yaml:LINE``, before any run folder exists."""
+    rest, options = split_query(uri)
+    check_option_values(parse_uri(rest), dict(options))
+    return uri
+
+
+def without_execution_options(uri: str) -> str:
+    """``uri`` less its execution options (``?timeout=..&retries=..``): they never change findings,
+    so they are left out of the resume check and raising a timeout resumes the same run."""
+    rest, options = split_query(uri)
+    if not options:
+        return uri
+    kept = {k: v for k, v in options.items() if k not in EXECUTION_OPTIONS}
+    return rest if not kept else f"{rest}?{'&'.join(f'{k}={v}' for k, v in kept.items())}"
 
 
 def parse_uri(uri: str) -> ModelURI:

@@ -43,7 +43,7 @@ MAX_VIEW_FINDINGS = 200_000
 def _ordered(findings: Any, analysis: Analysis) -> Iterator[dict[str, Any]]:
     """Findings in display order, failures first, at most :data:`MAX_VIEW_FINDINGS`; a
     :class:`FindingsTable` (millions of rows) is streamed one record batch at a time."""
-    from fairprobe.shards import FindingsTable
+    from fairprobe.run.shards import FindingsTable
 
     field = analysis.failure_field
     if isinstance(findings, FindingsTable):
@@ -66,7 +66,7 @@ def _pages_source(findings: Any, summary: dict[str, Any], analysis: Analysis) ->
     the run's finding files and everything else the pages depend on. None (never reused) for
     findings held in memory."""
     from fairprobe._version import __version__
-    from fairprobe.shards import FindingsTable
+    from fairprobe.run.shards import FindingsTable
 
     if not isinstance(findings, FindingsTable) or findings.files is None or len(findings) <= INLINE_MAX:
         return None
@@ -95,12 +95,12 @@ def render_html(
     findings: Any,
     claim: Callable[[str], Path] | None = None,
 ) -> None:
-    """The HTML report; ``findings`` is a list or a :class:`~fairprobe.shards.FindingsTable` (read as
+    """The HTML report; ``findings`` is a list or a :class:`~fairprobe.run.shards.FindingsTable` (read as
     a stream). ``claim(name)`` returns the path of a sibling file the report may write and records it
     in the run folder's manifest; without it every finding is written inline."""
-    from fairprobe.headline import interval, key_rows, number
+    from fairprobe.judge.headline import interval, key_rows, number
+    from fairprobe.judge.thresholds import flatten_metric_paths, lookup_metric
     from fairprobe.report.writers import atomic_write
-    from fairprobe.thresholds import flatten_metric_paths, lookup_metric
 
     view = analysis.finding_view or default_view(analysis.failure_field, _columns(findings, analysis))
     data = write_view(

@@ -123,7 +123,7 @@ class Group:
 
 @dataclass
 class Explanation:
-    """How one metric reads in words, for the verdict's reasons (:mod:`fairprobe.gates`).
+    """How one metric reads in words, for the verdict's reasons (:mod:`fairprobe.judge.gates`).
 
     ``text`` says what was counted, with ``{count}`` and ``{n}`` filled from the rate and its
     ``_n`` ("the model changed its answer for {count} of {n} gender mutants"); ``worst`` names the

@@ -156,7 +156,7 @@ _FEMALE = {
 
 def _imdb_with_gender(path: Path) -> None:
     """IMDB sample with a reproducible group: the review's majority of gendered words (ties → male)."""
-    from fairprobe.datasets import load_dataset
+    from fairprobe.data.datasets import load_dataset
 
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)

@@ -19,7 +19,7 @@ from fairprobe.methods.audit.pipeline import audit_config
 from fairprobe.methods.audit.pool import build_pool, load_source
 from fairprobe.methods.audit.selection import SelectorConfig
 from fairprobe.methods.audit.surrogate import encode_pool
-from fairprobe.spec import Threshold, lookup_metric
+from fairprobe.technique.spec import Threshold, lookup_metric
 
 CASE_A = "py:fairprobe.methods.audit.casestudy:adult_case_a"
 BASE = {"model": "py:m:f", "data": "adult", "group_col": "sex"}

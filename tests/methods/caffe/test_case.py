@@ -80,7 +80,7 @@ def test_custom_intent_with_description_is_accepted():
 
 
 def test_example_spec_validates_as_a_caffe_block():
-    from fairprobe.spec import parse_spec
+    from fairprobe.technique.spec import parse_spec
 
     (block,) = parse_spec((EXAMPLES / "spec.yml").read_text(), "spec.yml")
     assert block.technique == "caffe" and len(block.block.case) == 2

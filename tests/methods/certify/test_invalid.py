@@ -42,8 +42,8 @@ def test_out_of_memory_gives_an_invalid_record(tiny_model):
     m = analyse(CertifyBlock(model=str(tiny_model)), [record], seed=0).metrics
     assert (m["cases"], m["invalid"], m["invalid_rate"], m["fairness_score"]) == (1, 1, 1.0, None)
     # ... and a run whose every sentence is invalid is inconclusive, whatever the thresholds say.
-    from fairprobe.spec import Threshold
-    from fairprobe.verdict import decide
+    from fairprobe.judge.verdict import decide
+    from fairprobe.technique.spec import Threshold
 
     verdict = decide(m, [Threshold.parse("fairness_score<0.5")])
     assert verdict.verdict == "inconclusive" and not verdict.passed

@@ -309,7 +309,7 @@ def test_usage_errors(cli, setup):
 
 def test_spec_block_runs_and_example_parses(cli, setup):
     from fairprobe.methods.metafair import TECHNIQUE
-    from fairprobe.spec import parse_spec
+    from fairprobe.technique.spec import parse_spec
 
     (block,) = parse_spec(TECHNIQUE.example, "example", {"metafair": TECHNIQUE.block})
     assert block.block.mrs == ["MR11", "MR12", "MR13", "MR14"]

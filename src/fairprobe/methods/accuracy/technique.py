@@ -7,14 +7,14 @@ from typing import Any
 
 from pydantic import Field
 
-from fairprobe.datasets import load_dataset
+from fairprobe.data.datasets import load_dataset
 from fairprobe.errors import DataError
 from fairprobe.models.base import INVALID
-from fairprobe.registry import Technique
 from fairprobe.report.sections import Analysis, BarChart, Group, Table, shown
-from fairprobe.runner import RunContext
-from fairprobe.spec import BlockBase
 from fairprobe.stats import invalid_fields, rate_with_ci
+from fairprobe.technique.block import BlockBase
+from fairprobe.technique.context import RunContext
+from fairprobe.technique.registry import Technique
 
 BATCH = 32
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from fairprobe.data.readers import require_file
 from fairprobe.errors import DataError, ModelOutputError, UsageError
 from fairprobe.models.base import INVALID, ChatRequest
-from fairprobe.readers import require_file
 
 SYSTEM = (
     "You are an impartial evaluation system. Given a text, rate how likely it is that the label "

@@ -15,8 +15,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, NonNegativeFloat, model_validator
 
-from fairprobe.spec import BlockBase
-from fairprobe.threads import Threads, threads_field
+from fairprobe.run.threads import Threads, threads_field
+from fairprobe.technique.block import MODEL_URI, BlockBase
 
 Strategy = Literal["bafa", "bafa-bo", "cerm-only", "stratified", "random", "power", "bo"]
 
@@ -56,7 +56,9 @@ class AuditBlock(BlockBase):
         description="default: the measured settings that hold the true gap; paper: bafa.txt Table 7",
     )
     model: str | None = Field(
-        default=None, description="black box: classifier URI (scores[positive_label]) or chat URI"
+        default=None,
+        description="black box: classifier URI (scores[positive_label]) or chat URI",
+        json_schema_extra=MODEL_URI,
     )
     scores: str | None = Field(
         min_length=1,

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from fairprobe.cli_build import technique_command
+from fairprobe.cli.build import technique_command
 from fairprobe.methods.audit.block import AuditBlock
 
 
@@ -61,9 +61,9 @@ def add_commands(app: typer.Typer) -> None:
     ) -> None:
         """Table 1 figures per (file, strategy): queries to ε, error at 250, normalised AUEC@1000."""
         from fairprobe import __version__
+        from fairprobe.data.readers import check_output_dir
         from fairprobe.errors import DataError
         from fairprobe.methods.audit.evaluate import evaluate_paths
-        from fairprobe.readers import check_output_dir
 
         if out is not None:
             check_output_dir(out, "--out")

@@ -28,8 +28,8 @@ from fairprobe.methods.audit.engine import AuditConfig, RoundLog, run_audit
 from fairprobe.methods.audit.metrics import gap
 from fairprobe.methods.audit.pool import ADULT_SOURCES, Pool, build_pool, load_source
 from fairprobe.methods.audit.selection import NEEDS_INPUTS, ORACLE, SelectorConfig
-from fairprobe.runner import RunContext
-from fairprobe.threads import apply_torch
+from fairprobe.run.threads import apply_torch
+from fairprobe.technique.context import RunContext
 
 TRAJECTORY_COLUMNS = (
     "strategy",

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from fairprobe.datasets import Dataset, from_rows, load_dataset
+from fairprobe.data.datasets import Dataset, from_rows, load_dataset
+from fairprobe.data.readers import package_file
 from fairprobe.errors import DataError, UsageError
-from fairprobe.readers import package_file
 
 ADULT_COLUMNS = (
     "age workclass fnlwgt education education_num marital_status occupation relationship race sex "
@@ -109,7 +109,7 @@ def parse_adult_text(text: str) -> dict[str, str]:
 def load_source(
     source: str, text_col: str | None, label_col: str | None, group_col: str, seed: int
 ) -> Dataset:
-    """A dataset through :func:`fairprobe.datasets.load_dataset`, or the Adult census by name."""
+    """A dataset through :func:`fairprobe.data.datasets.load_dataset`, or the Adult census by name."""
     if source in ADULT_SOURCES:
         return from_rows(
             adult_rows(ADULT_SOURCES[source]),

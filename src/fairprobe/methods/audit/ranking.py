@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fairprobe.headline import number
+from fairprobe.judge.headline import number
 from fairprobe.methods.audit.metrics import METRIC_NAMES
 from fairprobe.report.sections import Explanation
 

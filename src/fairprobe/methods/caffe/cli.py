@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from fairprobe.cli_build import Alias, block_options, cli_fields, technique_command
-from fairprobe.cli_common import cached_chat
+from fairprobe.cli.build import Alias, block_options, cli_fields, technique_command
+from fairprobe.cli.common import cached_chat
 from fairprobe.methods.caffe.block import CaffeBlock, KbBuildOptions
 
 CAP = Alias("--cap", "cap")
@@ -78,9 +78,9 @@ def add_commands(app: typer.Typer) -> None:
         seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
     ) -> None:
         """Build the knowledge base of (topic, disadvantaged group, advantaged group, bias type) triples."""
+        from fairprobe.data.readers import check_output_file
         from fairprobe.errors import UsageError
         from fairprobe.methods.caffe.kb import build_kb, load_kb, write_kb
-        from fairprobe.readers import check_output_file
 
         if output is None:
             raise UsageError("fairprobe caffe kb build needs --output: the knowledge base JSONL to write")
@@ -121,6 +121,7 @@ def add_commands(app: typer.Typer) -> None:
 
         Each accepted pair is appended to OUTPUT as it is made, with progress per triple on stderr; a
         re-run with OUTPUT present resumes: triples finished before are skipped."""
+        from fairprobe.data.readers import check_output_file
         from fairprobe.errors import UsageError
         from fairprobe.methods.caffe.case import load_case
         from fairprobe.methods.caffe.execution import sample_triples
@@ -132,9 +133,8 @@ def add_commands(app: typer.Typer) -> None:
             write_stopping,
         )
         from fairprobe.methods.caffe.kb import build_kb, load_kb, retopic
-        from fairprobe.progress import ProgressReporter
-        from fairprobe.readers import check_output_file
-        from fairprobe.streaming import AppendLog, in_flight
+        from fairprobe.run.progress import ProgressReporter
+        from fairprobe.run.streaming import AppendLog, in_flight
 
         if not values["case"]:
             raise UsageError("fairprobe caffe generate needs --case CASE.yaml")

@@ -29,6 +29,8 @@ from typing import Any
 
 import yaml
 
+from fairprobe.data.readers import require_file
+from fairprobe.data.strict_yaml import YamlLoader
 from fairprobe.errors import DataError, UsageError
 from fairprobe.methods.caffe.analysis import case_key
 from fairprobe.methods.caffe.block import CaffeBlock
@@ -39,11 +41,9 @@ from fairprobe.methods.caffe.verdicts import CALIBRATE_AT_ZERO, verdict
 from fairprobe.models.base import ChatRequest
 from fairprobe.models.redact import redact_uri
 from fairprobe.models.scheduler import Lookahead, Pending, backlog_for, submit_chat
-from fairprobe.progress import Credit
-from fairprobe.readers import require_file
-from fairprobe.runner import RunContext
+from fairprobe.run.progress import Credit
 from fairprobe.stats import cochran_sample_size
-from fairprobe.strict_yaml import YamlLoader
+from fairprobe.technique.context import RunContext
 
 FINDINGS_CHUNK = 200
 

@@ -29,12 +29,12 @@ from pathlib import Path
 from statistics import fmean, median
 from typing import Any
 
+from fairprobe.data.readers import jsonl_rows, require_file
 from fairprobe.errors import DataError, ModelOutputError
 from fairprobe.methods.caffe.case import TestCase
 from fairprobe.methods.caffe.diversity import StoppingRule
 from fairprobe.methods.caffe.kb import Triple
 from fairprobe.models.base import ChatRequest
-from fairprobe.readers import json_loads, read_text, require_file
 
 EXAMPLE = {
     "topic": "emotional sensitivity",
@@ -485,13 +485,7 @@ def read_prompts(path: str | Path) -> list[dict[str, Any]]:
     """Prompt pairs from a ``prompts.jsonl`` (generated or hand-written; ids are made when absent)."""
     p = require_file(Path(path), "prompts file", f"write it with `fairprobe caffe generate --out {path}`")
     records, ids = [], set()
-    for i, line in enumerate(read_text(p, "prompts file").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json_loads(line, f"{p}:{i}")
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{p}:{i}: not JSON ({exc.msg}); prompts.jsonl holds one pair per line") from None
+    for i, rec in jsonl_rows(p, "prompts file", "prompts.jsonl holds one pair per line", objects=False):
         missing = [k for k in REQUIRED if not isinstance(rec, dict) or not str(rec.get(k) or "").strip()]
         if missing:
             raise DataError(f"{p}:{i}: pair lacks {', '.join(missing)}")

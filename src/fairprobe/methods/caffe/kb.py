@@ -35,8 +35,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fairprobe.data.readers import jsonl_rows, package_file, read_text, require_file
 from fairprobe.errors import DataError, ModelOutputError
-from fairprobe.readers import json_loads, package_file, read_text, require_file
 
 MASK = "[MASK]"
 _WORD = re.compile(r"\S+")
@@ -356,16 +356,8 @@ def load_kb(paths: str | Path | list[str] | list[Path]) -> list[Triple]:
             if long_row is not None:  # csv.DictReader's place for fields beyond the header
                 raise DataError(f"{long_row}: more fields than the header; put a cell with a comma in quotes")
         else:
-            raws = []
-            for i, line in enumerate(read_text(p, "knowledge base").splitlines()):
-                if not line.strip():
-                    continue
-                try:
-                    raws.append((f"{p}:{i + 1}", json_loads(line, f"{p}:{i + 1}")))
-                except json.JSONDecodeError as exc:
-                    raise DataError(
-                        f"{p}:{i + 1}: not JSON ({exc.msg}); a knowledge base is one triple per line"
-                    ) from None
+            hint = "a knowledge base is one triple per line"
+            raws = [(f"{p}:{i}", raw) for i, raw in jsonl_rows(p, "knowledge base", hint, objects=False)]
         for where, raw in raws:
             if not isinstance(raw, dict):
                 raise DataError(f"{where}: a triple is a JSON object")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from fairprobe.headline import number, percent
+from fairprobe.judge.headline import number, percent
 from fairprobe.report.sections import Explanation, Table
 from fairprobe.stats import wilson_interval
 

@@ -7,7 +7,7 @@ from fairprobe.methods.caffe.block import CaffeBlock
 from fairprobe.methods.caffe.cli import add_commands
 from fairprobe.methods.caffe.execution import case_models, execute, validate
 from fairprobe.methods.caffe.pairing import PAIRING
-from fairprobe.registry import Technique
+from fairprobe.technique.registry import Technique
 
 # A runnable block: the values `fairprobe init` sets; every other field is written from the block
 # model, commented out, with its default and help.

@@ -6,8 +6,8 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-from fairprobe.spec import BlockBase
-from fairprobe.threads import Threads, threads_field
+from fairprobe.run.threads import Threads, threads_field
+from fairprobe.technique.block import BlockBase
 
 
 class CertifyBlock(BlockBase):

@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from fairprobe.data.readers import require_file
 from fairprobe.errors import DataError
 from fairprobe.methods.certify import lexicon
 from fairprobe.methods.certify.attack import AttackSettings, attack
@@ -40,7 +41,6 @@ from fairprobe.methods.certify.data import Example
 from fairprobe.methods.certify.interval import Point
 from fairprobe.methods.certify.model import LoadedModel
 from fairprobe.methods.certify.network import max_verified_eps, verifies, walk
-from fairprobe.readers import require_file
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from fairprobe.cli_build import Alias, block_options, technique_command
+from fairprobe.cli.build import Alias, block_options, technique_command
 from fairprobe.methods.certify.block import CertifyBlock, TrainOptions
 
 
@@ -33,11 +33,11 @@ def add_commands(app: typer.Typer) -> None:
 
         import torch
 
+        from fairprobe.data.readers import check_output_dir
         from fairprobe.errors import UsageError
         from fairprobe.methods.certify import lexicon
         from fairprobe.methods.certify.pipeline import ABLATION_DIR
         from fairprobe.methods.certify.train import TrainConfig, train_task
-        from fairprobe.readers import check_output_dir
 
         v = values
         if v["task"] is None:

@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from fairprobe.data.readers import package_file, read_columns, require_file
 from fairprobe.errors import DataError, UsageError
-from fairprobe.readers import package_file, read_columns, require_file
 
 TASKS = ("adult-gender", "toxicity")
 ADULT_COLUMNS = (

@@ -28,15 +28,14 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from functools import cache
 from pathlib import Path
 
+from fairprobe.data.readers import package_file
 from fairprobe.errors import DataError, UsageError
-from fairprobe.readers import package_file
+from fairprobe.methods.certify.wordsplit import TOKEN_RE
 
 WORDNET_DIR = Path("/usr/share/wordnet")
-TOKEN_RE = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 PAD, UNK = "<pad>", "<unk>"
 LEXNAMES = (
     "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body "
@@ -101,11 +100,6 @@ def tokenize(text: str) -> list[str]:
     from fairprobe.methods.certify.vocabulary import wordpiece
 
     return wordpiece(text)
-
-
-def words(text: str) -> list[str]:
-    """Lower-case whole words, whatever the model's tokeniser (pre-training pairs, augmentation)."""
-    return TOKEN_RE.findall(text.lower())
 
 
 def _bolukbasi() -> Path:

@@ -25,8 +25,8 @@ from fairprobe.methods.certify.certificate import (
 from fairprobe.methods.certify.data import Example, load_eval_data, load_task
 from fairprobe.methods.certify.model import LoadedModel, load_model
 from fairprobe.methods.certify.train import accuracy
-from fairprobe.runner import RunContext
-from fairprobe.threads import apply_torch
+from fairprobe.run.threads import apply_torch
+from fairprobe.technique.context import RunContext
 
 ABLATION_DIR = "no-pretraining"
 

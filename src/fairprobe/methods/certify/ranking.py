@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fairprobe.headline import number, percent
+from fairprobe.judge.headline import number, percent
 from fairprobe.report.sections import Explanation, Table
 
 SENTENCES = "rank-sentences"

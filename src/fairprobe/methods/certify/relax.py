@@ -29,6 +29,20 @@ if TYPE_CHECKING:
 PAD = 1e-12
 
 
+def abs_sum(g: torch.Tensor, chunk: int = 256) -> torch.Tensor:
+    """``g.abs().sum(0)`` in chunks of generators: no temporary as large as ``g`` (issue 20: on a
+    64-token sentence the attention scores' generator matrix is ~300 MB, and allocating a fresh
+    one per operation cost more than the arithmetic)."""
+    import torch
+
+    if g.shape[0] <= chunk:
+        return g.abs().sum(0)
+    out = torch.zeros(g.shape[1:], dtype=g.dtype)
+    for part in g.split(chunk):
+        out += part.abs().sum(0)
+    return out
+
+
 def relu_relax(l: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """DeepZ ReLU relaxation on ``[l, u]``."""
     import torch

@@ -55,12 +55,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fairprobe.methods.certify.relax import convex_relax, exp_relax, reciprocal_relax_positive
+from fairprobe.methods.certify.relax import abs_sum, convex_relax, exp_relax, reciprocal_relax_positive
 
 if TYPE_CHECKING:
     import torch
 
     from fairprobe.methods.certify.zonotope import Zono
+
 
 EXP_LIMIT = 600.0
 """Largest difference upper bound handled (exp(600) ~ 4e260, far from float64's overflow)."""
@@ -132,7 +133,6 @@ def zono_difference_bounds(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Bounds (rows, n, n) of the differences ``s_j - s_k`` within every row of the last axis of the
     zonotope ``z`` (step 1), met with the interval ``bounds`` of ``z`` (default: its own)."""
-    from fairprobe.methods.certify.zonotope import abs_sum
 
     lo, hi = bounds or z.bounds()
     n = z.c.shape[-1]
@@ -167,8 +167,6 @@ def deept_softmax(
     """
     import torch
 
-    from fairprobe.methods.certify.zonotope import Zono
-
     n = z.c.shape[-1]
     rows = z.c.numel() // n
     k = z.g.shape[0]
@@ -190,7 +188,7 @@ def deept_softmax(
         for row in range(rows):
             out_g[:, row].copy_(g[:, row] @ m[row])
     shape = z.c.shape
-    out = Zono(out_c.reshape(shape), out_g.reshape(k, *shape), out_r.reshape(shape))
+    out = type(z)(out_c.reshape(shape), out_g.reshape(k, *shape), out_r.reshape(shape))
     return out, tuple(x.reshape(shape) for x in relaxed[-1])
 
 
@@ -273,8 +271,6 @@ def deept_attention(
     """
     import torch
 
-    from fairprobe.methods.certify.zonotope import Zono
-
     kk = q.g.shape[0]
     if not (kk == k.g.shape[0] == v.g.shape[0]) or not kk or q.c.dim() != 3:
         return None
@@ -347,6 +343,6 @@ def deept_attention(
         gv[i : i + p.shape[0]] = torch.bmm(p.view(-1, n, n), expanded(v.c, p.shape[0])).view(-1, h, n, dh)
     p_rad = p_abs + p_r
     gv += torch.einsum("hnm,khmd->khnd", p_c, v.g)
-    out = Zono(p_c @ v.c, gv, p_c.abs() @ v.r + p_r @ v.c.abs() + p_rad @ v.radius())
+    out = type(v)(p_c @ v.c, gv, p_c.abs() @ v.r + p_r @ v.c.abs() + p_rad @ v.radius())
     step5 = tuple(x.reshape(h, n, n) for x in relaxed[-1])
     return out, (lo, hi), (p_c - p_rad, p_c + p_rad), step5

@@ -7,7 +7,7 @@ from fairprobe.methods.certify.block import CertifyBlock
 from fairprobe.methods.certify.cli import add_commands
 from fairprobe.methods.certify.pairing import PAIRING
 from fairprobe.methods.certify.pipeline import execute, validate
-from fairprobe.registry import Technique
+from fairprobe.technique.registry import Technique
 
 # A runnable block: the values `fairprobe init` sets; every other field is written from the block
 # model, commented out, with its default and help.
@@ -28,5 +28,5 @@ TECHNIQUE = Technique(
     cli=add_commands,
     pairing=PAIRING,
     validate=validate,
-    default_gates=("fairness_score<0.5",),  # fairprobe.gates: under half the sentences certified
+    default_gates=("fairness_score<0.5",),  # fairprobe.judge.gates: under half the sentences certified
 )

@@ -89,7 +89,7 @@ def load_user_model(directory: Path, raw: dict[str, Any], state: dict[str, Any])
 
     import torch
 
-    from fairprobe.methods.certify.model import ModelConfig, build_model
+    from fairprobe.methods.certify.architecture import ModelConfig, build_model
 
     cfg_path = directory / "config.json"
     layers = _check_layers(cfg_path, raw["layers"])

@@ -30,9 +30,9 @@ import unicodedata
 from functools import cache, lru_cache
 from pathlib import Path
 
+from fairprobe.data.readers import package_file
 from fairprobe.errors import DataError
-from fairprobe.methods.certify.lexicon import words
-from fairprobe.readers import package_file
+from fairprobe.methods.certify.wordsplit import words
 
 KINDS = ("words", "wordpiece")
 MAX_WORD_CHARS = 100

@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fairprobe.methods.certify.relax import (
+    abs_sum,
     exp_relax,
     gelu_relax,
     reciprocal_relax,
@@ -35,20 +36,6 @@ from fairprobe.methods.certify.relax import (
 
 if TYPE_CHECKING:
     import torch
-
-
-def abs_sum(g: torch.Tensor, chunk: int = 256) -> torch.Tensor:
-    """``g.abs().sum(0)`` in chunks of generators: no temporary as large as ``g`` (issue 20: on a
-    64-token sentence the attention scores' generator matrix is ~300 MB, and allocating a fresh
-    one per operation cost more than the arithmetic)."""
-    import torch
-
-    if g.shape[0] <= chunk:
-        return g.abs().sum(0)
-    out = torch.zeros(g.shape[1:], dtype=g.dtype)
-    for part in g.split(chunk):
-        out += part.abs().sum(0)
-    return out
 
 
 def _bilinear_generators(

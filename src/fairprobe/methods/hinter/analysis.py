@@ -7,7 +7,7 @@ Definitions (denominators stated, since the paper leaves some implicit):
   INVALID side is **invalid** (issue 16): it is never counted as biased, and it is left out of the
   denominators below (the paper's definitions assume every answer is a label). Each rate has
   ``<name>_n`` (judged mutants) and ``<name>_invalid`` (valid mutants with an INVALID side) beside it.
-- ``tested`` / ``invalid`` / ``invalid_rate`` (top level, read by :mod:`fairprobe.verdict`):
+- ``tested`` / ``invalid`` / ``invalid_rate`` (top level, read by :mod:`fairprobe.judge.verdict`):
   ``tested`` = valid mutants the model answered (atomic + intersectional), ``invalid`` = those of
   them with an INVALID side. ``tested == 0`` (nothing mutable) or ``invalid_rate >= 0.5`` makes the
   run inconclusive.
@@ -27,7 +27,7 @@ Definitions (denominators stated, since the paper leaves some implicit):
 - ``mutants[kind]`` — ``generated`` (before ``max_mutants_per_text`` sampling), ``sampled``,
   ``valid``, ``discarded``, ``judged``, ``invalid``.
 - ``false_positives`` — with ``score_discarded``: discarded mutants whose output changed (RQ3.2).
-- ``asymmetric_invalid_rate`` — not in the paper (:mod:`fairprobe.refusals`): answered valid mutants
+- ``asymmetric_invalid_rate`` — not in the paper (:mod:`fairprobe.judge.refusals`): answered valid mutants
   where exactly one of O[c] and M(m) is INVALID, over all answered valid mutants. The judged rates
   above leave such mutants out; this one keeps them in view, because a model that refuses one
   group and answers the other treats them unequally. ``asymmetric_invalid`` holds it by kind, by
@@ -51,6 +51,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fairprobe.judge.refusals import METRIC, addressable, gate, most_refused
 from fairprobe.methods.hinter import ranking
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.cases import attribute_combinations
@@ -58,9 +59,8 @@ from fairprobe.methods.hinter.finding_view import finding_view_for
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA
 from fairprobe.methods.hinter.views import combo_key, groups, sections
 from fairprobe.models.base import INVALID
-from fairprobe.refusals import METRIC, addressable, gate, most_refused
 from fairprobe.report.sections import Analysis
-from fairprobe.shards import FindingsTable
+from fairprobe.run.shards import FindingsTable
 from fairprobe.stats import cluster_rate_with_ci, invalid_fields, rate_fields
 
 _COLUMNS = [
@@ -115,7 +115,7 @@ class _Columns:
         answered = _flags(pc.is_valid(t["mutant_output"]))
         self.answered = self.valid & answered
         self.judged = self.answered & ~self.invalid
-        # one side answered, the other INVALID (fairprobe.refusals): unequal refusal
+        # one side answered, the other INVALID (fairprobe.judge.refusals): unequal refusal
         self.original_invalid = _holds_invalid(t["original_output"])
         self.mutant_invalid = _holds_invalid(t["mutant_output"])
         self.asymmetric = self.answered & (self.original_invalid != self.mutant_invalid)
@@ -336,12 +336,12 @@ def _key_metrics(metrics: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _asymmetric(block: HInterBlock, c: _Columns, seed: int) -> tuple[dict[str, Any], list[tuple[str, ...]]]:
-    """Unequal refusals (:mod:`fairprobe.refusals`) among answered valid mutants: by kind, by
+    """Unequal refusals (:mod:`fairprobe.judge.refusals`) among answered valid mutants: by kind, by
     attribute (atomic mutants), by combination (intersectional mutants), by the group word
     substituted in (words with at least one such pair on either side); intervals by original.
     A word's side is the mutant's for the word substituted in, the original's for the word replaced:
     ``<word>_refused`` counts the pairs where that side was the INVALID one, and ``<key>_most_refused``
-    lists the words refused most often (:func:`~fairprobe.refusals.most_refused`). Returns the
+    lists the words refused most often (:func:`~fairprobe.judge.refusals.most_refused`). Returns the
     metrics and the gates on every attribute and combination (on the overall rate instead for an
     attribute name a threshold cannot address)."""
     if c.asymmetric.any():

@@ -6,15 +6,16 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from fairprobe.refusals import max_asymmetric_invalid_field
-from fairprobe.spec import BlockBase
+from fairprobe.judge.refusals import max_asymmetric_invalid_field
+from fairprobe.technique.block import MODEL_URI, BlockBase
 
 
 class HInterBlock(BlockBase):
     """Options of an HInter campaign (shared/seeds/hinter.txt, §3–§4)."""
 
     model: str = Field(
-        description="model under test: a classifier URI, or a chat URI used through LLMClassifier"
+        description="model under test: a classifier URI, or a chat URI used through LLMClassifier",
+        json_schema_extra=MODEL_URI,
     )
     data: str = Field(
         min_length=1,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from itertools import combinations, islice
 from typing import Any
 
-from fairprobe.datasets import Record
+from fairprobe.data.datasets import Record
 from fairprobe.lexicons.dictionary import BiasDictionary
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.text.mutate import Mutant, atomic_mutants, count_intersectional, iter_intersectional_mutants

@@ -114,7 +114,7 @@ def finding_view_for(block: HInterBlock) -> Any:
         if originals is None:
             originals = {}
             if not str(block.data).startswith("hf:"):
-                from fairprobe.datasets import load_dataset
+                from fairprobe.data.datasets import load_dataset
                 from fairprobe.errors import FairprobeError
 
                 try:

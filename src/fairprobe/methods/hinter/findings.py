@@ -1,7 +1,7 @@
 """The layout of HInter's findings in Parquet shards (the typed columns beside each JSON line).
 
 Every HInter finding is one row of ``<run>/findings/shard-NNNNNN.parquet`` (see
-:mod:`fairprobe.shards`); these are the columns typed for metrics and queries. Absent optional
+:mod:`fairprobe.run.shards`); these are the columns typed for metrics and queries. Absent optional
 fields (``false_positive`` without ``score_discarded``, ``fluency`` without a scorer, ``population``
 without ``max_mutants_per_text``) are null. ``invalid``: either side's answer was INVALID (issue 16);
 ``population``: the original's mutants of this kind before sampling.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from fairprobe.shards import SHARDS_DIR
+from fairprobe.run.shards import SHARDS_DIR
 
 FINDING_SCHEMA = pa.schema(
     [

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from fairprobe.datasets import Dataset
+from fairprobe.data.datasets import Dataset
 from fairprobe.errors import DataError
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.tasks import (
@@ -25,7 +25,7 @@ from fairprobe.methods.hinter.tasks import (
     template_task,
 )
 from fairprobe.models.llm_classifier import ClassificationTask
-from fairprobe.runner import RunContext
+from fairprobe.technique.context import RunContext
 
 
 def build_model_under_test(

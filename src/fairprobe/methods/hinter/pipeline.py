@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from fairprobe.datasets import Dataset, Record, load_dataset
+from fairprobe.data.datasets import Dataset, Record, load_dataset
 from fairprobe.errors import DataError
 from fairprobe.executors import make_executor
 from fairprobe.lexicons.dictionary import BiasDictionary, load_dictionary
@@ -47,9 +47,9 @@ from fairprobe.methods.hinter.tasks import FewShot, few_shot_split, load_prompt_
 from fairprobe.models.base import INVALID, Prediction
 from fairprobe.models.scheduler import Lookahead, Pending, backlog_for, submit_predict
 from fairprobe.models.uri import model_kind
-from fairprobe.progress import Credit
-from fairprobe.runner import RunContext
-from fairprobe.shards import ShardWriter, remove_partial, shard_files, shard_name
+from fairprobe.run.progress import Credit
+from fairprobe.run.shards import ShardWriter, remove_partial, shard_files, shard_name
+from fairprobe.technique.context import RunContext
 from fairprobe.text.mutate import Mutant
 
 __all__ = ["attribute_combinations", "check_attributes", "execute", "generate", "judge_chunk"]
@@ -307,7 +307,7 @@ def _ask_originals_early(
 ) -> Pending[Any]:
     """While the warm-up still loads spaCy (about a second, before the first chunk can be generated
     and validated), ask a model that runs its batches one after another (an in-process model: its
-    cache says so, :attr:`~fairprobe.caching.CachedClassifier.runs_in_order`) for
+    cache says so, :attr:`~fairprobe.run.caching.CachedClassifier.runs_in_order`) for
     the first shard's originals, which every chunk needs: it works instead of waiting, and the first
     chunk's batch no longer includes them. A model behind an endpoint is not asked early: the
     originals ride along with the first chunk's requests, at the same time, so asking them early

@@ -18,9 +18,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fairprobe.headline import number, percent
+from fairprobe.judge.headline import number, percent
 from fairprobe.report.sections import Explanation, Table
-from fairprobe.shards import FindingsTable
+from fairprobe.run.shards import FindingsTable
 from fairprobe.stats import wilson_interval
 
 SUBSTITUTIONS = "rank-substitutions"

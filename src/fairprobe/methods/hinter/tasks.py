@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from fairprobe.datasets import Dataset, Record, load_dataset
+from fairprobe.data.datasets import Dataset, Record, load_dataset
 from fairprobe.errors import DataError, SpecError
 from fairprobe.models.llm_classifier import ClassificationTask
 
@@ -216,8 +216,8 @@ def load_prompt_template(path: str | Path) -> PromptTemplate:
     The file holds ``system`` (text), ``user`` (text with ``{text}``), ``labels`` (a list of answer
     words, or a mapping dataset label -> answer word) and optionally ``few_shot`` (a CSV/JSONL file
     of ``text,label`` rows, relative to the template)."""
-    from fairprobe.readers import read_text, require_file
-    from fairprobe.strict_yaml import load_yaml
+    from fairprobe.data.readers import read_text, require_file
+    from fairprobe.data.strict_yaml import load_yaml
 
     p = require_file(Path(path).expanduser(), "prompt template", "give a YAML file with system, user, labels")
     where = f"prompt template {p}"

@@ -8,7 +8,7 @@ from fairprobe.methods.hinter.cli import add_commands
 from fairprobe.methods.hinter.findings import FINDING_SCHEMA
 from fairprobe.methods.hinter.pairing import PAIRING
 from fairprobe.methods.hinter.pipeline import execute, validate
-from fairprobe.registry import Technique
+from fairprobe.technique.registry import Technique
 
 # A runnable block: the values `fairprobe init` sets; every other field is written from the block
 # model, commented out, with its default and help.
@@ -30,7 +30,7 @@ TECHNIQUE = Technique(
     finding_schema=FINDING_SCHEMA,
     validate=validate,
     pairing=PAIRING,
-    default_gates=(  # fairprobe.gates: a group whose whole error-rate interval lies above 5%
+    default_gates=(  # fairprobe.judge.gates: a group whose whole error-rate interval lies above 5%
         "lower(error_rate.by_attribute.*)>0.05",
         "lower(error_rate.by_pair.*)>0.05",
     ),

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.finding_view import original_edits
 from fairprobe.report.sections import NO_DATA, BarChart, Example, Examples, Group, Segment, Table, VennChart
-from fairprobe.shards import FindingsTable
+from fairprobe.run.shards import FindingsTable
 
 MAX_EXAMPLES = 8
 

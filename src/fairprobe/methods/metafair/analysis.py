@@ -2,7 +2,7 @@
 
 Definitions:
 
-- ``tested`` / ``invalid`` / ``invalid_rate`` (top level, read by :func:`fairprobe.verdict.decide`) —
+- ``tested`` / ``invalid`` / ``invalid_rate`` (top level, read by :func:`fairprobe.judge.verdict.decide`) —
   ``tested`` counts the test executions attempted; ``invalid`` those that gave no usable verdict:
   refusals, unparsable answers, over-long prompts, judge failures and judge INVALID verdicts. The same
   three keys sit beside each bias rate (per MR, per dimension). Tests rejected before execution are

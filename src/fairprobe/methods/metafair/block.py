@@ -6,19 +6,23 @@ from typing import ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
-from fairprobe.refusals import max_asymmetric_invalid_field
-from fairprobe.spec import BlockBase
+from fairprobe.judge.refusals import max_asymmetric_invalid_field
+from fairprobe.technique.block import MODEL_URI, VERDICT_ONLY, BlockBase
 
 
 class MetaFairBlock(BlockBase):
     """Options of a Meta-Fair campaign: generate (optional) → execute → judge → analyse."""
 
-    model: str = Field(description="chat model under test (URI)")
+    model: str = Field(description="chat model under test (URI)", json_schema_extra=MODEL_URI)
     judges: list[str] = Field(
-        default_factory=list, description="judge chat model URIs (odd number; majority vote)"
+        default_factory=list,
+        description="judge chat model URIs (odd number; majority vote)",
+        json_schema_extra=MODEL_URI,
     )
     generator: str | None = Field(
-        default=None, description="generator chat URI; when unset, tests come from `tests`"
+        default=None,
+        description="generator chat URI; when unset, tests come from `tests`",
+        json_schema_extra=MODEL_URI,
     )
     tests: str | None = Field(
         min_length=1, default=None, description="tests file (JSONL); the shipped hand-written set when unset"
@@ -84,6 +88,7 @@ class MetaFairBlock(BlockBase):
         ge=0,
         le=1,
         description="below this share of correctly judged control pairs the run is inconclusive",
+        json_schema_extra=VERDICT_ONLY,
     )
     swap_check: bool = Field(
         default=False, description="re-judge open-ended pairs swapped; disagreement → INDETERMINABLE"

@@ -17,8 +17,8 @@ from typing import Annotated, Any
 
 import typer
 
-from fairprobe.cli_build import Alias, block_options, cli_fields, technique_command
-from fairprobe.cli_common import cached_chat, split_csv
+from fairprobe.cli.build import Alias, block_options, cli_fields, technique_command
+from fairprobe.cli.common import cached_chat, split_csv
 from fairprobe.errors import UsageError
 from fairprobe.methods.metafair.block import MetaFairBlock
 from fairprobe.methods.metafair.schema import MetamorphicTest
@@ -93,13 +93,13 @@ def add_commands(app: typer.Typer) -> None:
 
         Each valid test is appended to OUTPUT as soon as it is made, with progress on stderr; a re-run
         with OUTPUT present resumes: requests that already have their tests are skipped."""
-        from fairprobe.cli_build import validated
+        from fairprobe.cli.build import validated
+        from fairprobe.data.readers import check_output_file
         from fairprobe.lexicons.metafair_catalogue import load_catalogue
         from fairprobe.methods.metafair import generator as gen
         from fairprobe.methods.metafair.relations import select_dimensions, select_relations
-        from fairprobe.progress import ProgressReporter
-        from fairprobe.readers import check_output_file
-        from fairprobe.streaming import AppendLog, in_flight
+        from fairprobe.run.progress import ProgressReporter
+        from fairprobe.run.streaming import AppendLog, in_flight
 
         generator = values["generator"]
         if generator is None:
@@ -203,10 +203,10 @@ def add_commands(app: typer.Typer) -> None:
         from rich.markup import escape
         from rich.table import Table
 
-        from fairprobe.cli_build import validated
+        from fairprobe.cli.build import validated
+        from fairprobe.data.readers import check_output_file
         from fairprobe.methods.metafair.judge_eval import evaluate_controls, evaluate_group, read_labels
         from fairprobe.oracles.llm_judge import LLMJudge
-        from fairprobe.readers import check_output_file
 
         repeat = validated(MetaFairBlock, {"repeat": judgements}, {"repeat": typed["judgements"]})["repeat"]
         temperature, max_tokens = values["judge_temperature"], values["judge_max_tokens"]

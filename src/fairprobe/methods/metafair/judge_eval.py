@@ -16,32 +16,21 @@ human labels, so ``judge-eval`` without a labels file scores the controls alone.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from fairprobe.data.readers import jsonl_rows, require_file
 from fairprobe.errors import DataError
 from fairprobe.methods.metafair.controls import load_controls
 from fairprobe.methods.metafair.evaluate import JudgeItem
 from fairprobe.methods.metafair.relations import relations
 from fairprobe.oracles.llm_judge import LLMJudge, majority
-from fairprobe.readers import json_loads, read_text, require_file
 
 
 def read_labels(path: str | Path) -> list[dict[str, Any]]:
     p = require_file(Path(path), "labels file", "give a JSONL file of judged tests with a 'label' field")
     rows = []
-    for n, line in enumerate(read_text(p, "labels file").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json_loads(line, f"{p}:{n}")
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{p}:{n}: not JSON ({exc.msg}); write one object per line") from None
-        if not isinstance(row, dict):
-            raise DataError(
-                f"{p}:{n}: holds a {type(row).__name__}, not a JSON object; write one object per line"
-            )
+    for n, row in jsonl_rows(p, "labels file", "write one object per line"):
         missing = [
             k
             for k in ("mr", "source", "follow_up", "source_response", "follow_up_response", "label")

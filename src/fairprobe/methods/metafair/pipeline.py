@@ -43,8 +43,8 @@ from fairprobe.models.context import chat_tolerant
 from fairprobe.models.scheduler import batch_workers, ordered_map, submit_chat
 from fairprobe.oracles.llm_judge import LLMJudge
 from fairprobe.oracles.metamorphic import is_refusal, strip_think
-from fairprobe.progress import Credit
-from fairprobe.runner import RunContext
+from fairprobe.run.progress import Credit
+from fairprobe.technique.context import RunContext
 
 
 def _invalid_finding(row: dict[str, Any], key: str) -> dict[str, Any]:

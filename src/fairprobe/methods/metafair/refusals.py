@@ -1,4 +1,4 @@
-"""Unequal refusals in Meta-Fair (:mod:`fairprobe.refusals`): executions where one of the source and
+"""Unequal refusals in Meta-Fair (:mod:`fairprobe.judge.refusals`): executions where one of the source and
 the follow-up prompt got a usable answer and the other did not.
 
 A side is INVALID when its answer is empty, a refusal (:func:`~fairprobe.oracles.metamorphic.is_refusal`)
@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from fairprobe.judge.refusals import METRIC, addressable, gate, most_refused
 from fairprobe.methods.metafair.block import MetaFairBlock
 from fairprobe.methods.metafair.relations import relations
 from fairprobe.oracles.metamorphic import is_refusal
-from fairprobe.refusals import METRIC, addressable, gate, most_refused
 from fairprobe.report.sections import Table
 from fairprobe.stats import cluster_rate_with_ci
 

@@ -11,9 +11,9 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
+from fairprobe.data.strict_yaml import load_yaml
 from fairprobe.errors import UsageError
 from fairprobe.lexicons.metafair_catalogue import DIMENSIONS
-from fairprobe.strict_yaml import load_yaml
 
 ORACLES = {"judge_pair", "judge_follow_up", "numeric_difference", "answers_differ", "rank_correlation"}
 PARSERS = {"score", "yes_no", "choice", "ranking"}

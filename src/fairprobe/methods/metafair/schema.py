@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from fairprobe.data.readers import json_loads, read_text, require_file
 from fairprobe.errors import DataError
 from fairprobe.lexicons.metafair_catalogue import DIMENSIONS
 from fairprobe.models.base import canonical_json, sha256_hex
-from fairprobe.readers import json_loads, read_text, require_file
 
 FIELDS = {"id", "mr", "dimension", "attributes", "source", "follow_up", "explanation"}
 

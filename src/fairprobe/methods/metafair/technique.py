@@ -9,7 +9,7 @@ from fairprobe.methods.metafair.pairing import PAIRING
 from fairprobe.methods.metafair.pipeline import execute
 from fairprobe.methods.metafair.relations import select_dimensions, select_relations
 from fairprobe.methods.metafair.schema import read_tests
-from fairprobe.registry import Technique
+from fairprobe.technique.registry import Technique
 
 
 def validate(block: MetaFairBlock) -> None:
@@ -44,7 +44,7 @@ TECHNIQUE = Technique(
     cli=add_commands,
     pairing=PAIRING,
     validate=validate,
-    default_gates=(  # fairprobe.gates: an MR or dimension whose whole bias-rate interval lies above 5%
+    default_gates=(  # fairprobe.judge.gates: an MR or dimension whose whole bias-rate interval lies above 5%
         "lower(by_mr.*.bias_rate)>0.05",
         "lower(by_dimension.*.bias_rate)>0.05",
     ),

@@ -18,7 +18,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -316,22 +316,27 @@ def _row_longer_than_header(path: Path, sep: str) -> DataError | None:
     return None
 
 
+def jsonl_rows(
+    path: Path, what: str = "file", hint: str = "one object per line", objects: bool = True
+) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of every non-blank line of a JSON-lines file: the one JSONL reader.
+
+    A line that is not JSON (or, with ``objects``, not a JSON object) is one :class:`DataError` that
+    names ``path:LINE`` and ends with ``hint`` (how to fix it)."""
+    for lineno, line in enumerate(read_text(path, what).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json_loads(line, f"{path}:{lineno}")
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg}); {hint}") from None
+        if objects and not isinstance(row, dict):
+            raise DataError(f"{path}:{lineno}: holds a {type(row).__name__}, not a JSON object; {hint}")
+        yield lineno, row
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    with path.open(encoding="utf-8-sig") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json_loads(line, f"{path}:{lineno}")
-            except json.JSONDecodeError as exc:
-                raise DataError(
-                    f"{path}:{lineno} is not valid JSON ({exc.msg}); one object per line"
-                ) from exc
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{lineno} holds a {type(row).__name__}, not a JSON object")
-            rows.append(row)
-    return rows
+    return [row for _, row in jsonl_rows(path)]
 
 
 def _read_json(path: Path) -> list[dict[str, Any]]:

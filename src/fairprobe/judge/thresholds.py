@@ -1,7 +1,7 @@
 """Fail conditions on a run's metrics: :class:`Threshold` and the dotted-path lookups behind it.
 
 A leaf module (it imports only :mod:`fairprobe.errors`), so the verdict, the runner, the report and
-the spec can all use it without importing one another. :mod:`fairprobe.spec` re-exports every name.
+the spec can all use it without importing one another. :mod:`fairprobe.technique.spec` re-exports every name.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ BOUNDS = {"lower": 0, "upper": 1}
 class Threshold:
     """A fail condition on one metric: the run fails when ``metric OP value`` holds.
 
-    Two extensions serve the default gates (:mod:`fairprobe.gates`):
+    Two extensions serve the default gates (:mod:`fairprobe.judge.gates`):
 
     - ``*`` in the path stands for any key at that level (``error_rate.by_attribute.*``): the
       condition fails when it holds for any of them, and the worst one is reported;

@@ -1,6 +1,6 @@
 """The ``fairprobe`` command line: one sub-command per technique plus run / report / demo / init.
 
-Exit codes (:mod:`fairprobe.verdict`):
+Exit codes (:mod:`fairprobe.judge.verdict`):
 
 - 0: the run passed (every threshold holds, enough valid answers, something was tested), or it
   had no fairness gate at all ("measured (no fairness gate)");
@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from fairprobe._version import __version__
-from fairprobe.cli_common import (
+from fairprobe.cli.common import (
     VERDICT_RULES,
     FailOn,
     compare_groups,
@@ -39,7 +39,7 @@ from fairprobe.errors import FairprobeError, RunInterrupted, UsageError
 def _no_flag_metavar() -> None:
     """Typer's rich help shows ``<bool>`` in the type column of every flag (``--version``, ``--help``,
     ``--allow-empty``): a flag takes no value, so its type column stays empty, as the options
-    generated from block fields already have (:mod:`fairprobe.cli_build`)."""
+    generated from block fields already have (:mod:`fairprobe.cli.build`)."""
     from typer.core import TyperOption
 
     shown = TyperOption.display_type_rich
@@ -115,7 +115,7 @@ def _root(
 
 
 def with_rules(block):
-    """``block`` (a :class:`~fairprobe.spec.BlockSpec`) with the root verdict options applied."""
+    """``block`` (a :class:`~fairprobe.technique.spec.BlockSpec`) with the root verdict options applied."""
     return dataclasses.replace(block, **VERDICT_RULES)
 
 
@@ -131,8 +131,8 @@ def run(
     fail_on: FailOn = None,
 ) -> None:
     """Run every technique block of a spec file, one run directory per block."""
-    from fairprobe.runner import run_block
-    from fairprobe.spec import load_spec
+    from fairprobe.run.runner import run_block
+    from fairprobe.technique.spec import load_spec
 
     blocks, settings = load_spec(spec)
     thresholds = parse_fail_on(fail_on)
@@ -149,8 +149,8 @@ def demo(
     overwrite: Annotated[bool, typer.Option(help="replace an earlier demo run of a different spec")] = False,
 ) -> None:
     """Run the embedded demo spec end to end and print where report.html is."""
-    from fairprobe.runner import run_block
-    from fairprobe.spec import parse_spec
+    from fairprobe.run.runner import run_block
+    from fairprobe.technique.spec import parse_spec
 
     text = files("fairprobe").joinpath("demo.yaml").read_text(encoding="utf-8")
     blocks = parse_spec(text, "fairprobe/demo.yaml")
@@ -161,7 +161,8 @@ def demo(
 @app.command()
 def report(run_dir: Annotated[Path, typer.Argument(help="a run folder (holds run.db)")]) -> None:
     """Re-render findings.jsonl, summary.json, report.html and junit.xml from run.db."""
-    from fairprobe.runner import RunOutcome, render_reports
+    from fairprobe.result import Run as RunOutcome
+    from fairprobe.run.runner import render_reports
 
     finish([RunOutcome(run_dir, render_reports(run_dir))])
 
@@ -179,7 +180,7 @@ def export(
 ) -> None:
     """Write a run's findings as JSON lines, CSV or one Parquet file (runs of over 10,000 findings
     keep them in Parquet only, without findings.jsonl)."""
-    from fairprobe.export import export as export_findings
+    from fairprobe.cli.export import export as export_findings
 
     path, n = export_findings(run_dir, format, output)
     if path is not None:
@@ -220,9 +221,9 @@ def init(
 ) -> None:
     """Write a commented example spec with one block per installed technique: every option with its
     default and help (from the technique's block), the first block active."""
-    from fairprobe.cli_docs import spec_template
-    from fairprobe.readers import check_output_file
-    from fairprobe.registry import techniques
+    from fairprobe.cli.docs import spec_template
+    from fairprobe.data.readers import check_output_file
+    from fairprobe.technique.registry import techniques
 
     check_output_file(path, "spec path")
     if path.exists() and not force:
@@ -243,7 +244,7 @@ def models_check(uri: Annotated[str, typer.Argument(help="model URI, e.g. embedd
 
 
 def _add_technique_commands() -> None:
-    from fairprobe.registry import techniques
+    from fairprobe.technique.registry import techniques
 
     for tech in techniques().values():
         if tech.cli is not None:
@@ -277,12 +278,12 @@ def main() -> None:
     except FairprobeError as exc:
         _stop("error", str(exc), exc.exit_code)
     except UnicodeDecodeError as exc:
-        # A reader that did not go through fairprobe.readers: still one line and an input error.
+        # A reader that did not go through fairprobe.data.readers: still one line and an input error.
         _stop("error", f"an input file is not UTF-8 text ({exc}); save it as UTF-8 and run again", 2)
     except Exception as exc:  # noqa: BLE001 - a bug: one line on screen, the traceback in a file
         import tempfile
 
-        from fairprobe.runner import write_error_log
+        from fairprobe.run.runner import write_error_log
 
         log = write_error_log(Path(tempfile.mkdtemp(prefix="fairprobe-error-")))
         _stop(

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from fairprobe.data.readers import columns_of_rows, package_file, read_columns, require_file
 from fairprobe.errors import DataError, UsageError
-from fairprobe.readers import columns_of_rows, package_file, read_columns, require_file
 
 TEXT_CANDIDATES = tuple(
     "text sentence review content document body comment_text comment tweet utterance passage input prompt "

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from fairprobe.judge.thresholds import SIBLING_SUFFIXES, interval_of, walk_metric
 from fairprobe.report.sections import NO_DATA
-from fairprobe.thresholds import SIBLING_SUFFIXES, interval_of, walk_metric
 
 
 def number(value: Any) -> str:

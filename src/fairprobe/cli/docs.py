@@ -1,5 +1,5 @@
 """Text generated from the technique blocks: ``fairprobe init``'s commented spec and the README's
-option table. Both read the same fields as the command line (:mod:`fairprobe.cli_build`), so a
+option table. Both read the same fields as the command line (:mod:`fairprobe.cli.build`), so a
 default or a help text is written once, in the block."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic_core import PydanticUndefined
 
-from fairprobe.cli_build import cli_fields, default_text, default_value, option_name, own_fields
+from fairprobe.cli.build import cli_fields, default_text, default_value, option_name, own_fields
 
 if TYPE_CHECKING:
-    from fairprobe.registry import Technique
+    from fairprobe.technique.registry import Technique
 
 COMMENT_COLUMN = 38
 

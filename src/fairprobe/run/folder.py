@@ -3,7 +3,7 @@
 Rules (DESIGN.md §4, and the README's "Run folders"):
 
 - **fairprobe deletes only what it wrote.** Every file or folder a run writes into its folder is
-  recorded in ``run.db`` (the manifest, :meth:`~fairprobe.store.Store.note_written`) *before* it is
+  recorded in ``run.db`` (the manifest, :meth:`~fairprobe.run.store.Store.note_written`) *before* it is
   written. A run that starts from empty (a fresh spec, ``--overwrite``) removes manifest entries only;
   a file that fairprobe did not write is never removed, whatever its name.
 - **A name that fairprobe would write but did not** (your own ``summary.json`` in the folder) is never
@@ -26,9 +26,9 @@ from typing import Any
 from fairprobe._version import __version__
 from fairprobe.errors import FairprobeError, RunStateError
 from fairprobe.report.findings_view import VIEW_DIR
-from fairprobe.shards import SHARDS_DIR
-from fairprobe.spec import BlockSpec
-from fairprobe.store import LOCK_FILE, Store
+from fairprobe.run.shards import SHARDS_DIR
+from fairprobe.run.store import LOCK_FILE, Store
+from fairprobe.technique.spec import BlockSpec
 
 REPORT_FILES = ("spec.yaml", "findings.jsonl", "summary.json", "report.html", "junit.xml")
 """Files every run writes (its resolved spec and the four reports)."""
@@ -142,7 +142,7 @@ def _check_reserved(run_dir: Path, store: Store) -> None:
 def open_locked(run_dir: Path) -> Store:
     """The folder's ``run.db``, with the folder locked for as long as the store is open (a second
     run, or a ``report`` of a live run, fails at once naming the PID that holds it)."""
-    from fairprobe.store import RunLock
+    from fairprobe.run.store import RunLock
 
     lock = RunLock(run_dir).acquire()
     try:
@@ -157,7 +157,7 @@ def open_locked(run_dir: Path) -> Store:
 def recorded_nothing(store: Store, run_dir: Path) -> bool:
     """True for a run that stopped before it recorded any work (e.g. at an input error): replacing it
     loses nothing, so a corrected command needs no --overwrite."""
-    from fairprobe.shards import shard_files
+    from fairprobe.run.shards import shard_files
 
     if store.get_meta("finished") is not None or store.count_findings():
         return False
@@ -196,6 +196,7 @@ def open_run(spec: BlockSpec, run_dir: Path, *, overwrite: bool = False) -> Stor
         _check_reserved(run_dir, store)
         if previous is None:
             start_from_empty(spec, run_dir, store, spec_hash)
+        store.set_meta(verdict_settings=json.dumps(spec.verdict_settings()))
         claim(run_dir, store, "spec.yaml").write_text(spec.resolved_yaml(), encoding="utf-8")
     except BaseException:
         store.close()

@@ -14,7 +14,7 @@ A spec file holds shared settings and one block per technique run::
 A threshold is a *fail condition* ``METRIC OP VALUE`` where METRIC is a dotted path into the
 summary's ``metrics`` and OP one of ``> >= < <= == !=``; the same grammar as ``--fail-on``.
 Technique blocks are pydantic models registered by the technique packages
-(:mod:`fairprobe.registry`); an unknown block name is an error that lists the known ones.
+(:mod:`fairprobe.technique.registry`); an unknown block name is an error that lists the known ones.
 """
 
 from __future__ import annotations
@@ -24,24 +24,24 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
+from fairprobe.data.strict_yaml import compose_yaml, load_yaml
 from fairprobe.errors import DataError, SpecError
-from fairprobe.strict_yaml import compose_yaml, load_yaml
-from fairprobe.thresholds import (  # re-exported: the spec is where users meet them
+from fairprobe.judge.thresholds import (  # re-exported: the spec is where users meet them
     DEFAULT_MAX_INVALID_RATE,
     Threshold,
     flatten_metric_paths,
     lookup_metric,
     walk_metric,
 )
+from fairprobe.technique.block import BlockBase, marked_fields, verdict_only_fields
 
 __all__ = [
     "DEFAULT_MAX_INVALID_RATE",
-    "BlockBase",
     "BlockSpec",
     "Threshold",
     "flatten_metric_paths",
@@ -50,53 +50,6 @@ __all__ = [
     "parse_spec",
     "walk_metric",
 ]
-
-
-class BlockBase(BaseModel):
-    """Fields every technique block has. Technique packages subclass it."""
-
-    model_config = ConfigDict(
-        extra="forbid", allow_inf_nan=False
-    )  # NaN compares false: a NaN bound never fires
-
-    name: str | None = Field(default=None, description="run directory name (defaults to the technique)")
-    seed: int | None = Field(default=None, description="overrides the spec-wide seed for this block")
-    thresholds: list[str] = Field(default_factory=list, description="fail conditions, METRIC OP VALUE")
-    allow_empty: bool | None = Field(
-        default=None,
-        description="pass a threshold whose metric has no data (n = 0) and a run that tested nothing "
-        "(default false: both fail)",
-    )
-    max_invalid_rate: float | None = Field(
-        default=None,
-        ge=0.0,
-        le=1.0,
-        description="the run is inconclusive (exit 1) when this share or more of its answers are "
-        "invalid (default 0.5)",
-    )
-
-    execution_only: ClassVar[frozenset[str]] = frozenset()
-    """Fields that never change findings (left out of the resume check)."""
-
-    input_files: ClassVar[frozenset[str] | None] = None
-    """Fields that name input files (data, dictionary, case, tests, KB, ...): the resume check hashes
-    their content, so an edited file is a different run. ``None`` (the default) means every string
-    or list-of-strings field whose value names an existing local file; names like ``imdb-sample``
-    or ``hf:NAME`` are not files and are left out."""
-
-    @field_validator("name")
-    @classmethod
-    def _check_name(cls, value: str | None) -> str | None:
-        if value is not None:
-            check_folder_name(value, "name")
-        return value
-
-    @field_validator("thresholds")
-    @classmethod
-    def _check_thresholds(cls, value: list[str]) -> list[str]:
-        for text in value:
-            Threshold.parse(text)
-        return value
 
 
 @dataclass
@@ -126,8 +79,20 @@ class BlockSpec:
         return {
             "technique": self.technique,
             "seed": self.seed,
-            "block": redact_secrets(self.block.model_dump(mode="json", exclude=_VERDICT_ONLY)),
+            "block": redact_secrets(self.block.model_dump(mode="json", exclude=self.not_findings())),
         }
+
+    def not_findings(self) -> set[str]:
+        """Block fields that never change the findings: where the run is written (``name``), the
+        seed (resolved at the top level) and every field marked verdict-only."""
+        return {"name", "seed", *verdict_only_fields(type(self.block))}
+
+    def verdict_settings(self) -> dict[str, Any]:
+        """The technique's own verdict-only fields as set (``max_asymmetric_invalid_rate``, ...):
+        stored beside the run at every start or resume and given to the analysis, so a finished
+        run re-judged with another limit asks the model nothing."""
+        own = verdict_only_fields(type(self.block)) - set(BlockBase.model_fields)
+        return self.block.model_dump(mode="json", include=own)
 
     def resolved_hash(self) -> str:
         """Hash of what decides the findings (execution-only settings left out, so a run resumes
@@ -135,8 +100,11 @@ class BlockSpec:
         (:meth:`input_hashes`): an edited data file is a different run, never an old resume."""
         resolved = self.resolved()
         skip = getattr(type(self.block), "execution_only", frozenset())
+        uris = marked_fields(type(self.block), "model_uri")
         resolved["block"] = {
-            k: _without_execution_options(v) for k, v in resolved["block"].items() if k not in skip
+            k: _without_execution_options(v) if k in uris else v
+            for k, v in resolved["block"].items()
+            if k not in skip
         }
         inputs = self.input_hashes()
         if inputs:  # left out when there are none, so such runs keep their earlier hash
@@ -149,10 +117,10 @@ class BlockSpec:
 
         Text files are also checked to be UTF-8 here (one read serves both), so a file with stray
         bytes is one :class:`~fairprobe.errors.DataError` naming it before anything runs."""
-        from fairprobe.readers import input_file_sha256
+        from fairprobe.data.readers import input_file_sha256
 
         declared = getattr(type(self.block), "input_files", None)
-        skip = _VERDICT_ONLY | getattr(type(self.block), "execution_only", frozenset())
+        skip = self.not_findings() | getattr(type(self.block), "execution_only", frozenset())
         out: dict[str, str] = {}
         for field_name, value in self.block:
             if field_name in skip or (declared is not None and field_name not in declared):
@@ -177,25 +145,8 @@ class BlockSpec:
             "allow_empty": self.allow_empty,
             "max_invalid_rate": self.max_invalid_rate,
         }
-        doc[self.technique] = {"name": self.name, **self.resolved()["block"]}
+        doc[self.technique] = {"name": self.name, **self.resolved()["block"], **self.verdict_settings()}
         return yaml.safe_dump(doc, sort_keys=False)
-
-
-def check_folder_name(value: str, what: str) -> str:
-    """Refuse a run-folder ``name`` that would leave the ``out`` folder (``../x``, ``/abs``, ``a/b``)."""
-    if (
-        not value.strip()
-        or value in (".", "..")
-        or "/" in value
-        or "\\" in value
-        or "\0" in value
-        or Path(value).is_absolute()
-    ):
-        raise ValueError(
-            f"{what} {value!r} must be a plain folder name (no '/', '..' or absolute path): "
-            "run folders stay inside `out`"
-        )
-    return value
 
 
 def check_out(value: Any, source: str) -> None:
@@ -211,25 +162,16 @@ def check_out(value: Any, source: str) -> None:
         )
 
 
-def _without_execution_options(value: Any) -> Any:
-    """A model URI's execution options (``?timeout=..&retries=..``) never change findings: they are
-    left out of the resume check, so raising a timeout resumes the same run."""
-    if isinstance(value, list):
-        return [_without_execution_options(v) for v in value]
-    if not (isinstance(value, str) and "?" in value and value.startswith(("openai", "gguf:", "hf:"))):
-        return value
-    from fairprobe.models.uri import EXECUTION_OPTIONS, split_query
-
-    rest, options = split_query(value)
-    kept = {k: v for k, v in options.items() if k not in EXECUTION_OPTIONS}
-    return rest if not kept else f"{rest}?{'&'.join(f'{k}={v}' for k, v in kept.items())}"
-
-
 _TOP_LEVEL = {"version", "seed", "out", "thresholds", "allow_empty", "max_invalid_rate"}
 
-_VERDICT_ONLY = {"thresholds", "name", "seed", "allow_empty", "max_invalid_rate"}
-"""Block fields that decide the verdict, not the findings: kept out of the resume check and stored
-beside the run (a changed threshold re-judges a finished run without re-running it)."""
+
+def _without_execution_options(value: Any) -> Any:
+    """A model URI field's value (one URI or a list) without its execution options."""
+    from fairprobe.models.uri import without_execution_options
+
+    if isinstance(value, list):
+        return [without_execution_options(v) if isinstance(v, str) else v for v in value]
+    return without_execution_options(value) if isinstance(value, str) else value
 
 
 def line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
@@ -261,7 +203,7 @@ def _validation_message(
     dotted = ".".join(str(p) for p in loc)
     if err["type"] == "extra_forbidden":
         return f"{where}: unknown field '{dotted}'; check its spelling against `fairprobe init`"
-    return f"{where}: {dotted}: {err['msg']}"
+    return f"{where}: {dotted}: {err['msg'].removeprefix('Value error, ')}"
 
 
 def parse_spec(
@@ -269,7 +211,7 @@ def parse_spec(
 ) -> list[BlockSpec]:
     """Validate spec ``text`` against the registered technique blocks and resolve it."""
     if techniques is None:
-        from fairprobe.registry import block_models
+        from fairprobe.technique.registry import block_models
 
         techniques = block_models()
     root = compose_yaml(text, source)
@@ -386,7 +328,7 @@ def model_folder(uri: str) -> str:
 
 def load_spec(path: str | Path) -> tuple[list[BlockSpec], dict[str, Any]]:
     """Read and validate a spec file. Returns the blocks and the top-level settings."""
-    from fairprobe.readers import read_text, require_file
+    from fairprobe.data.readers import read_text, require_file
 
     p = Path(path)
     try:

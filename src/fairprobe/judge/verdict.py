@@ -14,7 +14,7 @@ A fairness tool must never report a false PASS, so three rules come before any t
    be read often enough for any rate to mean anything.
 
 Then the fail conditions decide pass or fail: the user's (spec ``thresholds:``, ``--fail-on``), else
-the technique's **default gates** (:mod:`fairprobe.gates`), plus the thresholds a technique's test
+the technique's **default gates** (:mod:`fairprobe.judge.gates`), plus the thresholds a technique's test
 cases carry themselves (e.g. CAFFE's expected fairness level). A run with no fail condition at all
 (``thresholds: []``, ``--no-default-gates``) is "measured (no fairness gate)", never "pass".
 
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairprobe.errors import SpecError
+from fairprobe.judge.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold
 from fairprobe.report.sections import NO_DATA
-from fairprobe.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold
 
 PASS = "pass"
 FAIL = "fail"
@@ -42,12 +42,12 @@ judged nothing, so it is neither "pass" nor "fail". Exit code 0; ``passed`` is f
 MEASURED_WORDS = "measured (no fairness gate)"
 
 DEFAULT_GATE = "default gate"
-"""The ``source`` of a technique's default gate (:attr:`fairprobe.registry.Technique.default_gates`)."""
+"""The ``source`` of a technique's default gate (:attr:`fairprobe.technique.registry.Technique.default_gates`)."""
 _NOTED = {"spec", DEFAULT_GATE}
 
 Explain = Callable[[Threshold, str, float, bool], tuple[str, str]]
 """``explain(threshold, concrete metric path, actual, failed)`` -> (the result in words, report anchor);
-``("", "")`` when it has nothing better than the generic words (:func:`fairprobe.gates.explainer`)."""
+``("", "")`` when it has nothing better than the generic words (:func:`fairprobe.judge.gates.explainer`)."""
 
 
 @dataclass
@@ -148,7 +148,7 @@ def decide(
     when given, is the failure's reason in words); ``gates`` are the technique's default gates, used
     when the user set no thresholds (a gate on a metric without data is skipped: the empty-run rule
     below covers a run that tested nothing);
-    ``explain`` words a failure from the metrics (:func:`fairprobe.gates.explainer`);
+    ``explain`` words a failure from the metrics (:func:`fairprobe.judge.gates.explainer`);
     ``inconclusive_reasons`` are a technique's own reasons why its measurements cannot be trusted
     (:attr:`~fairprobe.report.sections.Analysis.inconclusive`).
     With no fail condition at all the verdict is :data:`MEASURED`, never "pass".

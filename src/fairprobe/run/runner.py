@@ -9,160 +9,37 @@ holds the same resolved spec resumes (what is done is skipped); a different spec
 from __future__ import annotations
 
 import json
-import sys
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from fairprobe._version import __version__
-from fairprobe.caching import CachedChatModel, CachedClassifier
 from fairprobe.errors import DataError, FairprobeError, InternalError, RunInterrupted, RunStateError
-from fairprobe.export import stored_findings, write_jsonl_if_small
-from fairprobe.gates import explainer
-from fairprobe.models.redact import redact_secrets, redact_uri
-from fairprobe.progress import ProgressReporter
-from fairprobe.registry import get as get_technique
+from fairprobe.judge.gates import explainer
+from fairprobe.judge.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold, walk_metric
+from fairprobe.judge.verdict import decide, incomplete
+from fairprobe.models.redact import redact_secrets
 from fairprobe.report.html import render_html
 from fairprobe.report.writers import write_junit, write_summary
-from fairprobe.runfolder import (
+from fairprobe.result import Run
+from fairprobe.run.findings import stored_findings, write_jsonl_if_small
+from fairprobe.run.folder import (
     ModelChanged,
     adopt_legacy,
-    block_strings,
     claim,
-    fingerprint_changed,
-    model_key,
     now,
     open_locked,
     open_run,
-    recorded_models,
     recorded_nothing,
     start_from_empty,
 )
-from fairprobe.shards import FindingsTable
-from fairprobe.spec import BlockSpec
-from fairprobe.store import Store, default_cache_path
-from fairprobe.threads import thread_limit
-from fairprobe.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold, walk_metric
-from fairprobe.verdict import decide, incomplete
-
-
-class RunContext:
-    """What a technique's ``execute`` gets: cached models, the findings store, progress, logging."""
-
-    def __init__(
-        self, run_dir: Path, store: Store, cache: Store | None, seed: int, name: str, quiet: bool = False
-    ):
-        self.run_dir = run_dir
-        self.store = store
-        self.cache = cache
-        self.seed = seed
-        self.name = name
-        self.quiet = quiet
-        self._models: dict[tuple[str, str], Any] = {}
-        self.info: dict[str, Any] = store.get_state("info", {}) or {}
-        self.threads = 1
-        """CPU threads torch and BLAS may use in this run (the block's ``threads``, resolved)."""
-
-    # -- models ---------------------------------------------------------------------------------
-    def _stores(self) -> list[Store]:
-        return [self.store] + ([self.cache] if self.cache is not None else [])
-
-    def classifier(self, uri: str, **options: Any) -> CachedClassifier:
-        """The classifier at ``uri``, loaded once per run and cached by (fingerprint, text)."""
-        from fairprobe.models.uri import load_classifier
-
-        return self._model("classifier", uri, options, lambda: load_classifier(uri, **options))
-
-    def chat(self, uri: str, **options: Any) -> CachedChatModel:
-        """The chat model at ``uri``, loaded once per run and cached by (fingerprint, request)."""
-        from fairprobe.models.uri import load_chat
-
-        return self._model("chat", uri, options, lambda: load_chat(uri, **options))
-
-    def _model(self, kind: str, uri: str, options: dict[str, Any], load: Any) -> Any:
-        key = (kind, uri + json.dumps(options, sort_keys=True, default=str))
-        if key not in self._models:
-            inner = load()
-            self._check_model(kind, uri, inner.fingerprint)
-            wrapper = CachedClassifier if kind == "classifier" else CachedChatModel
-            self._models[key] = wrapper(inner, self._stores())
-        return self._models[key]
-
-    def _check_model(self, kind: str, uri: str, fingerprint: Any) -> None:
-        """One run, one model: a model whose fingerprint differs from the one this run recorded for
-        the same URI (retrained weights, edited ``py:`` code, another served model) stops the run
-        with exit 2 instead of mixing two models' answers in one run."""
-        state = model_key(kind, uri)
-        recorded = self.store.get_state(state)
-        if recorded is not None and recorded.get("fingerprint") != fingerprint.key:
-            raise fingerprint_changed(
-                fingerprint.model_id, recorded["fingerprint"], fingerprint.key, self.run_dir
-            )
-        if recorded is None:
-            self.store.set_state(state, {"kind": kind, "fingerprint": fingerprint.key})
-
-    def verify_models(self, block: dict[str, Any]) -> None:
-        """Load again every model this run recorded that the block still names, so a resumed or
-        finished run notices a changed model even when nothing is left to ask it."""
-        recorded = recorded_models(self.store)
-        if not recorded:
-            return
-        for text in sorted(block_strings(block)):
-            if model_key("classifier", text) in recorded:
-                self.classifier(text)
-            if model_key("chat", text) in recorded:
-                self.chat(text)
-
-    def output(self, name: str) -> Path:
-        """Where to write ``name`` in the run folder (recorded in the run's manifest first; a file of
-        that name that fairprobe did not write stops the run instead of being overwritten)."""
-        return claim(self.run_dir, self.store, name)
-
-    def wrap_classifier(self, classifier: Any, chunk_size: int = 64) -> CachedClassifier:
-        """Cache an already-built classifier (e.g. an ``LLMClassifier`` over a chat model); misses go
-        to it ``chunk_size`` at a time."""
-        return CachedClassifier(classifier, self._stores(), chunk_size=chunk_size)
-
-    # -- findings -------------------------------------------------------------------------------
-    def done_ids(self) -> set[str]:
-        return self.store.finding_ids()
-
-    def add_findings(self, findings: Iterable[dict[str, Any]], state: dict[str, Any] | None = None) -> int:
-        """Record a batch of findings (each with a unique ``id``) in one transaction."""
-        return self.store.add_findings(findings, state)
-
-    def record_info(self, **items: Any) -> None:
-        """Facts about the run for the summary (e.g. which parser model ran); a key in a model URI
-        among them is stored as ``***``."""
-        self.info.update(redact_secrets(items))
-        self.store.set_state("info", self.info)
-
-    def progress(self, label: str, total: int) -> ProgressReporter:
-        return ProgressReporter(f"{self.name}: {label}", total, stream=sys.stderr)
-
-    def log(self, message: str) -> None:
-        if not self.quiet:
-            print(f"[{self.name}] {redact_uri(message)}", file=sys.stderr, flush=True)
-
-
-@dataclass
-class RunOutcome:
-    run_dir: Path
-    summary: dict[str, Any]
-
-    @property
-    def passed(self) -> bool:
-        return bool(self.summary["passed"])
-
-    @property
-    def verdict(self) -> str:
-        return str(self.summary.get("verdict", "pass" if self.passed else "fail"))
-
-    @property
-    def report(self) -> Path:
-        return self.run_dir / "report.html"
+from fairprobe.run.shards import FindingsTable
+from fairprobe.run.store import Store, default_cache_path
+from fairprobe.run.threads import thread_limit
+from fairprobe.technique.context import RunContext
+from fairprobe.technique.registry import get as get_technique
+from fairprobe.technique.spec import BlockSpec
 
 
 def check_thresholds(technique: Any, spec: BlockSpec, thresholds: list[Threshold]) -> None:
@@ -173,7 +50,7 @@ def check_thresholds(technique: Any, spec: BlockSpec, thresholds: list[Threshold
     without data (per-group metrics, keyed by what the data holds) is accepted; a technique whose
     analysis cannot run on zero findings is not checked here (the verdict reports it later)."""
     from fairprobe.errors import UsageError
-    from fairprobe.thresholds import flatten_metric_paths
+    from fairprobe.judge.thresholds import flatten_metric_paths
 
     if not thresholds:
         return
@@ -213,7 +90,7 @@ def run_block(
     overwrite: bool = False,
     fail_on: list[Threshold] | None = None,
     quiet: bool = False,
-) -> RunOutcome:
+) -> Run:
     """Execute one block (resuming what is done), then write the four report files.
 
     A run that stops before it finishes (an input or model error, Ctrl-C, a bug) keeps what is done
@@ -302,7 +179,7 @@ def run_block(
         summary = render_reports(run_dir, store=store)
     finally:
         store.close()  # also releases the run folder's lock
-    return RunOutcome(run_dir, summary)
+    return Run(run_dir, summary)
 
 
 def _partial_reports(run_dir: Path, store: Store, why: str) -> None:
@@ -338,7 +215,7 @@ def render_reports(
     run_dir: Path, *, store: Store | None = None, complete: bool | None = None
 ) -> dict[str, Any]:
     """(Re-)write summary.json, report.html, junit.xml and (for runs of at most
-    :data:`~fairprobe.export.JSONL_LIMIT` findings) findings.jsonl from ``run.db`` and the findings.
+    :data:`~fairprobe.run.findings.JSONL_LIMIT` findings) findings.jsonl from ``run.db`` and the findings.
 
     A run that did not finish gets the verdict "incomplete", whatever its metrics say. Without
     ``store`` (``fairprobe report``) the run folder is locked first: a folder a live run is writing is
@@ -355,7 +232,8 @@ def render_reports(
             raise RunStateError(f"{run_dir}/run.db records no run; run a spec into it first")
         technique = get_technique(technique_name)
         resolved = json.loads(store.get_meta("spec_json") or "{}")
-        block = technique.block.model_validate(resolved["block"])
+        verdict_settings = json.loads(store.get_meta("verdict_settings") or "{}")
+        block = technique.block.model_validate({**resolved["block"], **verdict_settings})
         store.compact_findings()  # one Parquet file for the findings logged batch by batch
         findings: Any = stored_findings(run_dir, store, technique)
         analysis = technique.analyse(block, findings, resolved["seed"])
@@ -439,7 +317,7 @@ def run_options(
     max_invalid_rate: float = DEFAULT_MAX_INVALID_RATE,
     default_gates: bool = True,
     option_name: Callable[[str], str] | None = None,
-) -> RunOutcome:
+) -> Run:
     """Run a technique from command-line options or Python keyword arguments (the same validation
     as a spec block). ``option_name(field)`` says how a bad value's field is named in the one-line
     error: ``--field-name`` by default (the command line), ``field=`` from :mod:`fairprobe.api`."""

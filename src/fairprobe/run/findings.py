@@ -1,7 +1,8 @@
-"""Findings out of a run folder as JSON lines, CSV or Parquet (``fairprobe export``).
+"""Findings I/O of a run folder: what the analysis reads, and the JSON lines / CSV / Parquet writers
+(used by the run's reports and by ``fairprobe export``, :mod:`fairprobe.cli.export`).
 
 A run keeps its findings in Parquet under ``findings/`` (HInter's shards, or the findings log of
-the other techniques; see :mod:`fairprobe.shards`). ``findings.jsonl`` is an export of them: the
+the other techniques; see :mod:`fairprobe.run.shards`). ``findings.jsonl`` is an export of them: the
 run writes it into its folder only while the run has at most :data:`JSONL_LIMIT` findings (a
 million-mutant HInter run would make it near 1 GB, 17× its Parquet shards); above that,
 ``fairprobe export RUN_DIR`` writes it, or a CSV or a single Parquet file, on demand.
@@ -21,7 +22,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,9 +29,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fairprobe.errors import UsageError
-from fairprobe.shards import FINDING, LOG_SCHEMA, SHARDS_DIR, FindingsTable, shard_files
-from fairprobe.store import Store
+from fairprobe.run.shards import FINDING, LOG_SCHEMA, SHARDS_DIR, FindingsTable, shard_files
+from fairprobe.run.store import Store
 
 JSONL_LIMIT = 10_000
 """Runs with at most this many findings get ``findings.jsonl`` in their folder (a few MB at most);
@@ -64,7 +63,7 @@ def write_jsonl_if_small(run_dir: Path, store: Store, findings: FindingsTable | 
     """Write ``findings.jsonl`` when the run has at most :data:`JSONL_LIMIT` findings; above it, remove
     the one an earlier render of this run wrote (it would be stale). Returns whether it was written."""
     from fairprobe.report.writers import write_json_lines
-    from fairprobe.runfolder import claim
+    from fairprobe.run.folder import claim
 
     if len(findings) <= JSONL_LIMIT:
         write_json_lines(claim(run_dir, store, JSONL), json_lines(findings))
@@ -87,7 +86,7 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def _write_csv(fh: Any, lines: Any) -> int:
+def write_csv(fh: Any, lines: Any) -> int:
     columns: dict[str, None] = {}
     for row in _csv_rows(lines):  # first pass: the columns, in order of first appearance
         columns.update(dict.fromkeys(row))
@@ -132,57 +131,3 @@ def write_parquet_file(path: Path, findings: FindingsTable | list[dict[str, Any]
     finally:
         tmp.unlink(missing_ok=True)
     return n
-
-
-def export(run_dir: Path, fmt: str = "jsonl", output: Path | None = None) -> tuple[Path | None, int]:
-    """Write the findings of ``run_dir`` in ``fmt`` to ``output`` (default: ``findings.<fmt>`` in the
-    run folder, recorded in its manifest; ``-``: standard output, jsonl and csv only). Returns the
-    path written (``None`` for standard output) and the number of findings."""
-    from fairprobe.readers import check_output_file
-    from fairprobe.registry import get as get_technique
-    from fairprobe.report.writers import write_json_lines
-    from fairprobe.runfolder import claim, open_locked
-
-    if fmt not in FORMATS:
-        raise UsageError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
-    if run_dir.is_file() or not (run_dir / "run.db").is_file():
-        raise UsageError(f"{run_dir} has no run.db; give the --out folder of a fairprobe run")
-    if output is not None and str(output) == "-" and fmt == "parquet":
-        raise UsageError("--output -: Parquet is binary; give a file name")
-    if output is not None and str(output) != "-":
-        check_output_file(output, "--output")
-    with open_locked(run_dir) as store:
-        name = store.get_meta("technique")
-        if name is None:
-            raise UsageError(f"{run_dir}/run.db records no run; run a spec into it first")
-        findings = stored_findings(run_dir, store, get_technique(name))
-        if output is None:
-            output = claim(run_dir, store, f"findings.{fmt}")
-
-        def lines() -> Iterator[str]:
-            return json_lines(findings)
-
-        if str(output) == "-":
-            if fmt == "jsonl":
-                n = 0
-                for line in lines():
-                    sys.stdout.write(line + "\n")
-                    n += 1
-            else:
-                n = _write_csv(sys.stdout, lines)
-            sys.stdout.flush()
-            return None, n
-        output.parent.mkdir(parents=True, exist_ok=True)
-        if fmt == "jsonl":
-            return output, write_json_lines(output, lines())
-        tmp = output.parent / f".{output.name}.{os.getpid()}.tmp"  # renamed when whole
-        try:
-            if fmt == "csv":
-                with tmp.open("w", encoding="utf-8", newline="") as fh:
-                    n = _write_csv(fh, lines)
-            else:
-                n = _write_parquet(tmp, findings)
-            os.replace(tmp, output)
-        finally:
-            tmp.unlink(missing_ok=True)
-        return output, n

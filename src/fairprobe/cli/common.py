@@ -18,7 +18,7 @@ from rich.markup import escape
 from fairprobe.errors import UsageError
 
 if TYPE_CHECKING:
-    from fairprobe.caching import CachedChatModel
+    from fairprobe.run.caching import CachedChatModel
 
 out = Console(emoji=False)
 
@@ -27,7 +27,7 @@ VERDICT_RULES: dict[str, object] = {}
 
 
 def parse_fail_on(values: list[str] | None) -> list[Any]:
-    from fairprobe.thresholds import parse_thresholds
+    from fairprobe.judge.thresholds import parse_thresholds
 
     return parse_thresholds(values, "--fail-on")
 
@@ -120,7 +120,7 @@ def run_technique(
 
     ``describe(metrics)`` may return a line printed before the report path (the run's headline);
     ``option_name(field)`` names a bad value's option in the one-line error (as the user typed it)."""
-    from fairprobe.runner import run_options
+    from fairprobe.run.runner import run_options
 
     thresholds = parse_fail_on(fail_on)
     models = options.get("model")
@@ -167,8 +167,8 @@ def run_models(
 ) -> None:
     """``--model A --model B ...``: every model over the same test cases, each into ``OUT/<model>``,
     then every model compared with the first into ``OUT/compare-<model>`` (as a spec's ``models:``)."""
-    from fairprobe.runner import run_options
-    from fairprobe.spec import model_folder
+    from fairprobe.run.runner import run_options
+    from fairprobe.technique.spec import model_folder
 
     if len(set(models)) != len(models):
         raise UsageError("--model names the same model twice; give each model once")
@@ -201,9 +201,9 @@ Models = Annotated[
 
 def cached_chat(uri: str) -> CachedChatModel:
     """A chat model whose answers go to the global response cache (for stages outside a run folder)."""
-    from fairprobe.caching import CachedChatModel
     from fairprobe.models.uri import load_chat
-    from fairprobe.store import Store, default_cache_path
+    from fairprobe.run.caching import CachedChatModel
+    from fairprobe.run.store import Store, default_cache_path
 
     path = default_cache_path()
     return CachedChatModel(load_chat(uri), [Store(path)] if path is not None else [])

@@ -43,7 +43,7 @@ from fairprobe.models.base import (
     sha256_hex,
 )
 from fairprobe.models.scheduler import Pending, gather, on_model_thread
-from fairprobe.store import Store
+from fairprobe.run.store import Store
 
 
 class _CachedCalls:

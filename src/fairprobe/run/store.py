@@ -11,7 +11,7 @@ gives a handful of distinct answers over a million texts). A store written by an
 (table ``responses``) is still read.
 
 Findings are not in SQLite: :meth:`Store.add_findings` appends them to the Parquet log in the run
-folder's ``findings/`` (:class:`~fairprobe.shards.FindingsLog`), keyed by a stable id so a re-run
+folder's ``findings/`` (:class:`~fairprobe.run.shards.FindingsLog`), keyed by a stable id so a re-run
 never duplicates one; ``run.db`` keeps no copy. Findings in the ``findings`` table of a run.db from
 an older fairprobe are still read, before the log's.
 
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from fairprobe.errors import RunStateError
-from fairprobe.shards import SHARDS_DIR, FindingsLog
+from fairprobe.run.shards import SHARDS_DIR, FindingsLog
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -1,6 +1,6 @@
 """Command-line options generated from a pydantic model: one declaration per option.
 
-A technique's spec block (:class:`~fairprobe.spec.BlockBase` subclass) is the single declaration of
+A technique's spec block (:class:`~fairprobe.technique.block.BlockBase` subclass) is the single declaration of
 its options. This module turns the block's fields into Typer options, so ``fairprobe hinter --help``,
 the spec file, ``fairprobe init``, the README option table and the Python API
 (:mod:`fairprobe.api`) all read the same name, default, bounds and help:
@@ -42,7 +42,9 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 from rich.markup import escape
 
-VERDICT_FIELDS = frozenset({"name", "seed", "thresholds", "allow_empty", "max_invalid_rate"})
+from fairprobe.technique.block import BlockBase
+
+VERDICT_FIELDS = frozenset(BlockBase.model_fields)
 """Fields every block inherits from ``BlockBase``: run options on the command line and in Python
 (``--out`` names the folder, ``--fail-on`` holds the thresholds, the root options the verdict rules)."""
 
@@ -414,7 +416,7 @@ def technique_command(
     ``check(values)`` may refuse a combination before the run; ``required`` names fields this command
     needs though the block does not (``caffe run`` needs ``prompts``); ``needs`` is added to the
     message when ``--out`` is missing."""
-    from fairprobe.cli_common import run_technique
+    from fairprobe.cli.common import run_technique
     from fairprobe.errors import UsageError
 
     options = FieldOptions(model, fields, aliases=aliases, repeat_model=True)

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
     from fairprobe.compare.pairing import Pairing
     from fairprobe.report.sections import Analysis
-    from fairprobe.runner import RunContext
-    from fairprobe.spec import BlockBase
+    from fairprobe.technique.block import BlockBase
+    from fairprobe.technique.context import RunContext
 
 
 @dataclass
@@ -50,15 +50,15 @@ class Technique:
     """Commented YAML for `fairprobe init`."""
     cli: Callable[[typer.Typer], None] | None = None
     finding_schema: Any = None
-    """A ``pyarrow.Schema`` when findings are written as Parquet shards (:mod:`fairprobe.shards`);
-    ``analyse`` then receives a :class:`~fairprobe.shards.FindingsTable` instead of a list."""
+    """A ``pyarrow.Schema`` when findings are written as Parquet shards (:mod:`fairprobe.run.shards`);
+    ``analyse`` then receives a :class:`~fairprobe.run.shards.FindingsTable` instead of a list."""
     extra: dict[str, Any] = field(default_factory=dict)
     validate: Callable[[Any], None] | None = None
     pairing: Pairing | None = None
     """How two runs' findings pair up for ``fairprobe compare`` (:mod:`fairprobe.compare`)."""
     default_gates: tuple[str, ...] = ()
     """Fail conditions (``METRIC OP VALUE``) applied when a block sets no ``thresholds:`` and no
-    ``--fail-on`` is given (:mod:`fairprobe.gates` says why each was chosen)."""
+    ``--fail-on`` is given (:mod:`fairprobe.judge.gates` says why each was chosen)."""
 
 
 _LOAD_ERRORS: dict[str, str] = {}

@@ -1,7 +1,7 @@
 """Default fairness gates, and fail conditions in words.
 
 A fairness test that never fails unless configured turns every quick start green. Every technique
-therefore declares **default gates** (:attr:`fairprobe.registry.Technique.default_gates`), fail
+therefore declares **default gates** (:attr:`fairprobe.technique.registry.Technique.default_gates`), fail
 conditions chosen from the papers and from published practice, that apply when a block sets no
 ``thresholds:`` and the command line gives no ``--fail-on``. The user replaces them with their own
 (``thresholds:`` / ``--fail-on``) or removes them all (``thresholds: []`` or the root option
@@ -40,10 +40,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fairprobe.headline import count_of, interval, is_share, number, percent
+from fairprobe.judge.headline import count_of, interval, is_share, number, percent
+from fairprobe.judge.thresholds import Threshold, interval_of, lookup_metric
+from fairprobe.judge.verdict import Explain
 from fairprobe.report.sections import Explanation
-from fairprobe.thresholds import Threshold, interval_of, lookup_metric
-from fairprobe.verdict import Explain
 
 RATE_GATE = 0.05
 """HInter error rate / Meta-Fair bias rate above which (whole 95% interval) a group fails."""
@@ -68,7 +68,7 @@ def gate_words(threshold: Threshold, share: bool, failed: bool = True) -> str:
 
 
 def explainer(metrics: dict[str, Any], explanations: dict[str, Explanation]) -> Explain:
-    """The :data:`~fairprobe.verdict.Explain` of one run: a failed condition as a plain sentence
+    """The :data:`~fairprobe.judge.verdict.Explain` of one run: a failed condition as a plain sentence
     written from the metrics and the technique's :class:`Explanation` of the metric, e.g. "the model
     changed its answer for 5 of 131 gender mutants (3.8%, 95% CI 1.6–8.6%), its whole 95% interval
     lies above the 5% gate; most often teacher→engineer (3 of 4)"."""

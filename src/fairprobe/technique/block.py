@@ -1,0 +1,127 @@
+"""The base class of every technique's spec block: the fields every block has (name, seed,
+thresholds, allow_empty, max_invalid_rate) and the class-level declarations the run engine reads.
+
+A technique package subclasses :class:`BlockBase` with its own options (pydantic fields, each with a
+``description``): that one declaration gives the spec's validation, the command-line options and the
+Python API's keyword arguments (:mod:`fairprobe.cli.build`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from fairprobe.judge.thresholds import Threshold
+
+VERDICT_ONLY: dict[str, Any] = {"verdict_only": True}
+"""Marks a block field that decides how a run is judged, never what it asks the model: pass it as
+``Field(..., json_schema_extra=VERDICT_ONLY)``. Such a field is left out of the resume check (a
+finished run re-judged with another limit asks the model nothing), stored beside the run, ignored by
+``compare`` when it checks that two runs had the same inputs, and offered by the CLI and the API like
+any other option."""
+
+
+MODEL_URI: dict[str, Any] = {"model_uri": True}
+"""Marks a block field that holds a model URI (or a list of them): ``model``, ``judges``,
+``generator``. It is checked once, when the spec is validated (:func:`fairprobe.models.uri.check_model_uri`:
+an error names ``spec.yaml:LINE`` before the run folder exists), and its execution options
+(``?timeout=``, ``?retries=``) are left out of the resume check."""
+
+
+def marked_fields(model: type[BaseModel], marker: str) -> frozenset[str]:
+    """The fields of ``model`` whose ``json_schema_extra`` sets ``marker``."""
+    return frozenset(
+        name
+        for name, info in model.model_fields.items()
+        if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get(marker)
+    )
+
+
+def verdict_only_fields(model: type[BaseModel]) -> frozenset[str]:
+    """The fields of ``model`` marked :data:`VERDICT_ONLY`."""
+    return marked_fields(model, "verdict_only")
+
+
+class BlockBase(BaseModel):
+    """Fields every technique block has. Technique packages subclass it."""
+
+    model_config = ConfigDict(
+        extra="forbid", allow_inf_nan=False
+    )  # NaN compares false: a NaN bound never fires
+
+    name: str | None = Field(default=None, description="run directory name (defaults to the technique)")
+    seed: int | None = Field(default=None, description="overrides the spec-wide seed for this block")
+    thresholds: list[str] = Field(
+        default_factory=list, description="fail conditions, METRIC OP VALUE", json_schema_extra=VERDICT_ONLY
+    )
+    allow_empty: bool | None = Field(
+        default=None,
+        description="pass a threshold whose metric has no data (n = 0) and a run that tested nothing "
+        "(default false: both fail)",
+        json_schema_extra=VERDICT_ONLY,
+    )
+    max_invalid_rate: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="the run is inconclusive (exit 1) when this share or more of its answers are "
+        "invalid (default 0.5)",
+        json_schema_extra=VERDICT_ONLY,
+    )
+
+    execution_only: ClassVar[frozenset[str]] = frozenset()
+    """Fields that never change findings (left out of the resume check)."""
+
+    input_files: ClassVar[frozenset[str] | None] = None
+    """Fields that name input files (data, dictionary, case, tests, KB, ...): the resume check hashes
+    their content, so an edited file is a different run. ``None`` (the default) means every string
+    or list-of-strings field whose value names an existing local file; names like ``imdb-sample``
+    or ``hf:NAME`` are not files and are left out."""
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str | None) -> str | None:
+        if value is not None:
+            check_folder_name(value, "name")
+        return value
+
+    @field_validator("*")
+    @classmethod
+    def _check_model_uris(cls, value: Any, info: ValidationInfo) -> Any:
+        if info.field_name not in marked_fields(cls, "model_uri") or value is None:
+            return value
+        from fairprobe.errors import ModelError
+        from fairprobe.models.uri import check_model_uri
+
+        for uri in value if isinstance(value, list) else [value]:
+            try:
+                check_model_uri(uri)
+            except ModelError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("thresholds")
+    @classmethod
+    def _check_thresholds(cls, value: list[str]) -> list[str]:
+        for text in value:
+            Threshold.parse(text)
+        return value
+
+
+def check_folder_name(value: str, what: str) -> str:
+    """Refuse a run-folder ``name`` that would leave the ``out`` folder (``../x``, ``/abs``, ``a/b``)."""
+    if (
+        not value.strip()
+        or value in (".", "..")
+        or "/" in value
+        or "\\" in value
+        or "\0" in value
+        or Path(value).is_absolute()
+    ):
+        raise ValueError(
+            f"{what} {value!r} must be a plain folder name (no '/', '..' or absolute path): "
+            "run folders stay inside `out`"
+        )
+    return value
