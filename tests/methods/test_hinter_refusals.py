@@ -124,3 +124,34 @@ def test_refused_original_counts_for_the_word_replaced():
     lo, hi = m["asymmetric_invalid_rate_ci"]
     assert 0 < lo < 0.6 < hi < 1
     assert np.isclose(m["asymmetric_invalid"]["by_attribute"]["race"], 3 / 5)
+
+
+COUNTING_REFUSES_ASIAN = """
+def classify(texts):
+    with open("calls.log", "a") as log:
+        log.write(f"{len(texts)}\\n")
+    return ["INVALID" if "Asian" in t else "POS" for t in texts]
+"""
+
+
+def test_a_verdict_only_change_rejudges_a_finished_run_without_asking_the_model(cli, tmp_path):
+    # max_asymmetric_invalid_rate decides the verdict, never the test cases: a finished run re-run
+    # with another limit resumes (no --overwrite), asks the model nothing and is judged anew.
+    _write(tmp_path)
+    (tmp_path / "refuses.py").write_text(COUNTING_REFUSES_ASIAN)
+    args = ["hinter", "--model", "py:refuses:classify", "--data", "texts.jsonl", "--attributes", "race,gender",
+            "--dictionary", "dictionary.csv", "--out", "run"]  # fmt: skip
+    first = cli(*args)
+    calls = (tmp_path / "calls.log").read_text()
+    summary = json.loads((tmp_path / "run/summary.json").read_text())
+    assert first.returncode == 1 and summary["verdict"] == "fail"
+    assert summary["thresholds"]["asymmetric_invalid.by_attribute.race>0.05"]["passed"] is False
+
+    second = cli(*args, "--max-asymmetric-invalid-rate", "0.6")
+    assert second.returncode in (0, 1), second.stderr
+    assert "different spec" not in second.stderr
+    assert (tmp_path / "calls.log").read_text() == calls  # no model call
+    summary = json.loads((tmp_path / "run/summary.json").read_text())
+    assert "asymmetric_invalid.by_attribute.race>0.05" not in summary["thresholds"]
+    assert summary["thresholds"]["asymmetric_invalid.by_attribute.race>0.6"]["passed"] is True
+    assert "max_asymmetric_invalid_rate: 0.6" in (tmp_path / "run/spec.yaml").read_text()
