@@ -30,6 +30,7 @@ class _Links(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.links: list[str] = []
+        self.loaded: list[str] = []  # what a browser fetches to show the page: scripts, styles, images
         self.ids: set[str] = set()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -38,6 +39,8 @@ class _Links(HTMLParser):
                 continue
             if name in ("href", "src"):
                 self.links.append(value)
+                if name == "src" or tag == "link":
+                    self.loaded.append(value)
             elif name == "id":
                 self.ids.add(value)
 
@@ -119,6 +122,16 @@ def test_every_internal_link_of_the_built_site_resolves(site: Path) -> None:
                 if unquote(parts.fragment) not in ids:
                     broken.append(f"{html.relative_to(site.resolve())}: {link} (no such anchor)")
     assert not broken, "\n".join(broken)
+
+
+def test_the_built_site_loads_nothing_from_the_network(site: Path) -> None:
+    """No script, style sheet, font or image comes from another host: the site reads offline."""
+    remote = []
+    for html in site.rglob("*.html"):
+        parser = _Links()
+        parser.feed(html.read_text(encoding="utf-8"))
+        remote += [f"{html.name}: {url}" for url in parser.loaded if urlsplit(url).netloc]
+    assert not remote, remote
 
 
 def test_readme_is_a_start_page_whose_links_resolve() -> None:
