@@ -1,4 +1,5 @@
 # Two commands on a fresh machine: `make demo` and `make test`. Both create .venv and install.
+# `make docs` builds the documentation site into site/ (MkDocs, offline; a warning is an error).
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -6,7 +7,7 @@ SHARED := ../shared
 FIND_LINKS := $(if $(wildcard $(SHARED)/wheels),--find-links $(SHARED)/wheels,)
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-all lint bench clean
+.PHONY: install demo test test-all lint bench docs clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -41,5 +42,9 @@ lint: $(STAMP)
 bench: $(STAMP)
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
+# --strict: a broken link or anchor, or a docs page missing from mkdocs.yml's nav, fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache build dist
+	rm -rf $(VENV) .pytest_cache build dist site

@@ -1,8 +1,8 @@
-"""Write the README's option table (between ``<!-- options:begin -->`` and ``<!-- options:end -->``)
-from the technique blocks, so the README never restates a default by hand.
+"""Write the documentation's option tables (``docs/options.md``, between ``<!-- options:begin -->`` and
+``<!-- options:end -->``) from the technique blocks, so the docs never restate a default by hand.
 
-    python scripts/options_table.py            # rewrite README.md
-    python scripts/options_table.py --check    # exit 1 when README.md is out of date (CI)
+    python scripts/options_table.py            # rewrite docs/options.md
+    python scripts/options_table.py --check    # exit 1 when docs/options.md is out of date (CI)
 """
 
 from __future__ import annotations
@@ -14,23 +14,23 @@ from pathlib import Path
 from fairprobe.cli.docs import options_markdown, replace_between_markers
 from fairprobe.technique.registry import techniques
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "options.md"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only check that README.md is up to date")
-    parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--check", action="store_true", help="only check that the page is up to date")
+    parser.add_argument("--page", "--readme", dest="page", type=Path, default=PAGE)
     args = parser.parse_args()
-    text = args.readme.read_text(encoding="utf-8")
+    text = args.page.read_text(encoding="utf-8")
     new = replace_between_markers(text, options_markdown(techniques()))
     if args.check:
         if new != text:
-            print(f"{args.readme} option table is out of date; run scripts/options_table.py", file=sys.stderr)
+            print(f"{args.page} option table is out of date; run scripts/options_table.py", file=sys.stderr)
             return 1
         return 0
-    args.readme.write_text(new, encoding="utf-8")
-    print(f"wrote the option table into {args.readme}")
+    args.page.write_text(new, encoding="utf-8")
+    print(f"wrote the option table into {args.page}")
     return 0
 
 

@@ -1,6 +1,6 @@
-"""The README's "From Python" examples run: the API example and the pytest-plugin example, as kept
-here and, once pasted, as the README's own ``python`` blocks under "## From Python" (skipped while
-the README has no such section)."""
+"""The "From Python" examples run: the API example and the pytest-plugin example, as kept here, as the
+README's own ``python`` blocks under "## From Python" (skipped while the README has no such section),
+and as the first two ``python`` blocks of the documentation's page ``docs/python.md``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 pytest_plugins = ["pytester"]
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "python.md"
 
 API_EXAMPLE = """\
 import fairprobe
@@ -76,6 +77,14 @@ def readme_blocks() -> list[str]:
     return blocks
 
 
+def docs_blocks() -> list[str]:
+    """The ``python`` code blocks of ``docs/python.md``: the API example first, then the plugin's."""
+    text = DOCS_PAGE.read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.M | re.S)
+    assert len(blocks) >= 2, "docs/python.md shows the API and the pytest plugin"
+    return blocks
+
+
 def run_api_example(code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("FAIRPROBE_CACHE", str(tmp_path / "cache.db"))
@@ -105,3 +114,11 @@ def test_readme_api_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_readme_plugin_example(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     run_plugin_example(readme_blocks()[1], pytester, monkeypatch)
+
+
+def test_docs_api_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_api_example(docs_blocks()[0], tmp_path, monkeypatch)
+
+
+def test_docs_plugin_example(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_plugin_example(docs_blocks()[1], pytester, monkeypatch)

@@ -1,5 +1,6 @@
 """One declaration per option: every technique's command-line options, ``fairprobe init``'s spec, the
-README option table and the Python API are generated from the technique's spec block."""
+option tables of the documentation (``docs/options.md``) and the Python API are generated from the
+technique's spec block."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def help_rows(text: str) -> dict[str, str]:
 
 
 def readme_rows(name: str) -> dict[str, list[str]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "options.md").read_text(encoding="utf-8")
     table = text[text.index(BEGIN) : text.index(END)]
     section = table.split(f"### {name}\n", 1)[1].split("###", 1)[0]
     rows = {}
@@ -110,7 +111,8 @@ def test_every_block_field_is_in_help_init_and_readme_with_one_default(wide_cli,
 
 
 def test_readme_option_table_is_current():
-    """``scripts/options_table.py --check``: the README table is what the blocks say now."""
+    """``scripts/options_table.py --check``: the option tables in ``docs/options.md`` are what the blocks
+    say now."""
     import subprocess
     import sys
 

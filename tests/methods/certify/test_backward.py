@@ -94,7 +94,8 @@ def test_backward_never_proves_less_and_tightens_the_margin(loaded, cases):
     for e, pred, eps_star in cases:
         assert verifies(loaded.module, e, pred, eps_star, "zonotope", 4096, "backward")
         back, forward = bounds_at(loaded, e, pred, eps_star / 4)
-        # the backward pass loses less of the margin below ε* (README: 3-60% less on trained models)
+        # the backward pass loses less of the margin below ε* (docs/techniques/certify.md: 3-60% less on
+        # trained models)
         true = margin_of(loaded, e, pred)
         assert true - back < true - forward
 

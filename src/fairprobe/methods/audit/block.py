@@ -2,7 +2,7 @@
 
 Defaults are the settings measured to hold the true gap (``bench/audit.py``, Adult case A, tuned
 on seeds 0–19: 97.8% of rounds cover the true ΔAUC, 5.2× fewer queries than stratified to
-ε = 0.02; the held-out figures are in the README): n-gram features, a 64-wide surrogate, 600
+ε = 0.02; the held-out figures are in docs/techniques/audit.md): n-gram features, a 64-wide surrogate, 600
 Cooper steps at multiplier rate 0.1, 16 bootstrap refits, kernel group weight 10, no
 distribution-matching weights. ``preset: paper`` (``--preset paper``) gives bafa.txt Table 7
 (App. A.4.4) instead, mapped onto this implementation; an option given explicitly always wins
@@ -141,7 +141,7 @@ class AuditBlock(BlockBase):
     is an inner approximation of the version space's range and misses the truth in a few rounds;
     the intersection inherits every earlier miss, and once an early round has excluded the truth
     no later round can bring it back, not even when the whole pool is queried and the raw interval
-    is exact. ``bench/audit.py`` prints the coverage of both (README, BAFA section)."""
+    is exact. ``bench/audit.py`` prints the coverage of both (docs/techniques/audit.md)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -55,8 +55,8 @@ TIGHTEN = ("rsqrt",)
 """Element-wise operations whose inputs the ``backward`` relaxation bounds backward before the forward
 walk relaxes them: LayerNorm's ``1/sqrt`` of the variance (2 × n rows per pass). Measured on an
 8-block Adult model (42 tokens), against the backward bound without it: ε* +1.6% for 1.3× the CPU
-time; adding the ReLU inputs (2 × n × ff rows) gained nothing more for 3.5× (README, "Which to
-use")."""
+time; adding the ReLU inputs (2 × n × ff rows) gained nothing more for 3.5× (docs/techniques/certify.md,
+"Which to use")."""
 
 ROUND = 1e-9
 """Relative pad subtracted from the final bound against float64 rounding in the backward sums."""

@@ -50,7 +50,8 @@ is among "female"'s 50 nearest rows depends on the seed, not on the schedule: B.
 word with "female", so its neighbourhood is ≈ 100 single-piece male words at distances of a few
 1e-4, ordered by Adam's step noise. Over seeds 0–9 of the default schedule "male" ranks 13–111
 near "female" (within 50 in 2 of 10; "female" near "male" in 7 of 10) while t(female) stays at
-3.1e-4–5.8e-4 (``bench/certify.py --geometry --seeds ...``; the README's seed table). ``anchor_weight`` (the
+3.1e-4–5.8e-4 (``bench/certify.py --geometry --seeds ...``; the seed table of
+docs/techniques/certify-paper.md). ``anchor_weight`` (the
 similar pairs holding female/male weighted W times) moves "male" closer (rank 102 → 79) at the
 cost of a 2.4× larger t max; it stays an option (1 by default), as does ``decay="cosine"``
 (phase 1's step size decays to ``final_lr``: rank 82, but t(female) and t max grow).
