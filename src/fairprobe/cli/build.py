@@ -2,7 +2,7 @@
 
 A technique's spec block (:class:`~fairprobe.technique.block.BlockBase` subclass) is the single declaration of
 its options. This module turns the block's fields into Typer options, so ``fairprobe hinter --help``,
-the spec file, ``fairprobe init``, the README option table and the Python API
+the spec file, ``fairprobe init``, the option tables of docs/options.md and the Python API
 (:mod:`fairprobe.api`) all read the same name, default, bounds and help:
 
 - a field ``max_mutants_per_text`` is ``--max-mutants-per-text`` (a block may rename an option in

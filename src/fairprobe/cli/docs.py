@@ -1,4 +1,4 @@
-"""Text generated from the technique blocks: ``fairprobe init``'s commented spec and the README's
+"""Text generated from the technique blocks: ``fairprobe init``'s commented spec and docs/options.md's
 option table. Both read the same fields as the command line (:mod:`fairprobe.cli.build`), so a
 default or a help text is written once, in the block."""
 

@@ -1,6 +1,6 @@
 """The run folder: what may be written there, what may be removed, and when a folder may hold a run.
 
-Rules (DESIGN.md §4, and the README's "Run folders"):
+Rules (DESIGN.md §4, and docs/run-folders.md):
 
 - **fairprobe deletes only what it wrote.** Every file or folder a run writes into its folder is
   recorded in ``run.db`` (the manifest, :meth:`~fairprobe.run.store.Store.note_written`) *before* it is
