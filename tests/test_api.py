@@ -31,7 +31,7 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("name", ["hinter", "metafair", "caffe", "certify", "audit", "accuracy"])
+@pytest.mark.parametrize("name", sorted(techniques()))
 def test_one_function_per_technique_with_the_blocks_fields(name: str) -> None:
     technique = techniques()[name]
     function = getattr(fairprobe, name)

@@ -26,7 +26,10 @@ class HInterBlock(BlockBase):
     label_col: str | None = Field(
         default=None, description="gold labels (optional; multi-label columns as lists)"
     )
-    attributes: list[str] = Field(default_factory=lambda: ["race", "gender", "body"])
+    attributes: list[str] = Field(
+        default_factory=lambda: ["race", "gender", "body"],
+        description="attributes of the dictionary to mutate (atomic mutants of each, combinations up to order)",
+    )
     order: int = Field(
         default=2, ge=1, le=4, description="highest mutation order: 1 atomic only, 2 adds pairs, 3 triples"
     )
