@@ -123,11 +123,12 @@ def add_commands(app: typer.Typer) -> None:
         re-run with OUTPUT present resumes: triples finished before are skipped."""
         from fairprobe.data.readers import check_output_file
         from fairprobe.errors import UsageError
+        from fairprobe.methods.caffe.block import CaffeBlock
         from fairprobe.methods.caffe.case import load_case
         from fairprobe.methods.caffe.execution import sample_triples
         from fairprobe.methods.caffe.generation import (
-            default_pair_mode,
             generate_pairs,
+            generation_options,
             resumed_stats,
             stopping_summary,
             write_stopping,
@@ -141,6 +142,8 @@ def add_commands(app: typer.Typer) -> None:
         output = Path(output)
         check_output_file(output, typed["output"])
         v = values
+        # the stage's options are the block's: validated by it, with its defaults (pair_mode's too)
+        block = CaffeBlock.model_validate({k: x for k, x in v.items() if k in CaffeBlock.model_fields})
         cases = [load_case(c) for c in v["case"]]
         base = load_kb(v["kb"]) if v["kb"] else build_kb()
         chosen = sample_triples(base, v["triples"], v["bias_types"], seed)
@@ -178,16 +181,8 @@ def add_commands(app: typer.Typer) -> None:
                     cases,
                     chosen,
                     chat,
-                    generator=v["generator"],
                     seed=seed,
-                    cap=v["cap"],
-                    delta=v["delta"],
-                    patience=v["patience"],
-                    fixed=v["pairs_per_triple"],
-                    per_call=v["pairs_per_call"],
-                    max_calls=v["generator_calls"],
-                    mode=v["pair_mode"] or default_pair_mode(v["generator"]),
-                    max_tokens=v["generator_max_tokens"],
+                    **generation_options(block),
                     progress=bar,
                     chunk=in_flight(chat),
                     skip=finished,

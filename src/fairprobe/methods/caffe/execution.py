@@ -35,7 +35,13 @@ from fairprobe.errors import DataError, UsageError
 from fairprobe.methods.caffe.analysis import case_key
 from fairprobe.methods.caffe.block import CaffeBlock
 from fairprobe.methods.caffe.case import TestCase, load_case
-from fairprobe.methods.caffe.generation import generate_pairs, read_prompts, stopping_summary, write_prompts
+from fairprobe.methods.caffe.generation import (
+    generate_pairs,
+    generation_options,
+    read_prompts,
+    stopping_summary,
+    write_prompts,
+)
 from fairprobe.methods.caffe.kb import Triple, build_kb, load_kb, retopic
 from fairprobe.methods.caffe.verdicts import CALIBRATE_AT_ZERO, verdict
 from fairprobe.models.base import ChatRequest
@@ -130,20 +136,7 @@ def _generate(block: CaffeBlock, cases: list[TestCase], ctx: RunContext) -> list
     chat = ctx.chat(block.generator)
     with ctx.progress("caffe: triples generated", len(triples) * len(cases)) as bar:
         records, stats = generate_pairs(
-            cases,
-            triples,
-            chat,
-            generator=block.generator,
-            seed=ctx.seed,
-            cap=block.cap,
-            delta=block.delta,
-            patience=block.patience,
-            fixed=block.pairs_per_triple,
-            per_call=block.pairs_per_call,
-            max_calls=block.generator_calls,
-            mode=block.pair_mode,
-            max_tokens=block.generator_max_tokens,
-            progress=bar,
+            cases, triples, chat, seed=ctx.seed, progress=bar, **generation_options(block)
         )
     ctx.output("prompts.stopping.json")  # written beside prompts.jsonl
     side = write_prompts(records, stats, ctx.output("prompts.jsonl"))

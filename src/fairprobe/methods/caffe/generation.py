@@ -296,6 +296,22 @@ class TripleRun:
         }
 
 
+def generation_options(block: Any) -> dict[str, Any]:
+    """The keyword arguments of :func:`generate_pairs` that a CAFFE block sets: one mapping, used by
+    the run (:mod:`.execution`) and by ``fairprobe caffe generate``, so both read the same defaults."""
+    return {
+        "generator": block.generator,
+        "cap": block.cap,
+        "delta": block.delta,
+        "patience": block.patience,
+        "fixed": block.pairs_per_triple,
+        "per_call": block.pairs_per_call,
+        "max_calls": block.generator_calls,
+        "mode": block.pair_mode,
+        "max_tokens": block.generator_max_tokens,
+    }
+
+
 def generate_pairs(
     cases: list[TestCase],
     triples: list[Triple],
