@@ -50,9 +50,22 @@ def resolve_source(target: str) -> tuple[str, bool]:
     return target, False
 
 
+_KINDS: dict[tuple[str, int | None], Literal["classifier", "chat"]] = {}
+
+
 def hf_kind(target: str) -> Literal["classifier", "chat"]:
-    """Whether ``hf:target`` is a sequence classifier or a causal LM, from its config."""
+    """Whether ``hf:target`` is a sequence classifier or a causal LM, from its config (read once per
+    process and config file version: the spec check, the run and the fingerprint all ask)."""
     source, local = resolve_source(target)
+    config_file = Path(source) / "config.json"
+    stamp = config_file.stat().st_mtime_ns if local and config_file.is_file() else None
+    key = (source, stamp)
+    if key not in _KINDS:
+        _KINDS[key] = _read_kind(source, local, target)
+    return _KINDS[key]
+
+
+def _read_kind(source: str, local: bool, target: str) -> Literal["classifier", "chat"]:
     config = _load(lambda: _transformers().AutoConfig.from_pretrained(source, local_files_only=local), target)
     archs = list(getattr(config, "architectures", None) or [])
     if any(a.endswith("ForSequenceClassification") for a in archs):
