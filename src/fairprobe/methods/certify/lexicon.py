@@ -34,6 +34,7 @@ from pathlib import Path
 from fairprobe.data.readers import package_file
 from fairprobe.errors import DataError, UsageError
 from fairprobe.methods.certify.wordsplit import TOKEN_RE
+from fairprobe.methods.certify.wordsplit import words as words  # re-exported: lexicon.words(text)
 
 WORDNET_DIR = Path("/usr/share/wordnet")
 PAD, UNK = "<pad>", "<unk>"
