@@ -350,7 +350,9 @@ def validated(model: type[BaseModel], values: dict[str, Any], typed: dict[str, s
         try:
             result[field] = adapter.validate_python(value)
         except ValidationError as exc:
-            raise UsageError(f"{typed.get(field, _dashed(field))}: {exc.errors()[0]['msg']}") from None
+            raise UsageError(
+                f"{typed.get(field, _dashed(field))}: {exc.errors()[0]['msg'].removeprefix('Value error, ')}"
+            ) from None
     return result
 
 

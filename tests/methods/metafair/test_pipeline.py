@@ -298,7 +298,16 @@ def test_usage_errors(cli, setup):
         "x",
     )
     assert r.returncode == 2 and "--judge" in r.stderr and "Traceback" not in r.stderr
-    r = cli("metafair", "run", "--model", "py-chat:mut:chat", "--judge", "a,b", "--out", "y")
+    r = cli(
+        "metafair",
+        "run",
+        "--model",
+        "py-chat:mut:chat",
+        "--judge",
+        "py-chat:mut:chat,py-chat:mut:chat",
+        "--out",
+        "y",
+    )
     assert r.returncode == 2 and "odd number" in r.stderr
     r = cli("metafair", "run", "--model", "py-chat:mut:chat", "--mrs", "MR99", "--out", "z")
     assert r.returncode == 2 and "MR1 … MR14" in r.stderr
