@@ -24,6 +24,15 @@ def _biased(f: dict[str, Any]) -> bool | None:
     return bool(f.get("biased")) if f.get("valid") else None
 
 
+def _words(f: dict[str, Any]) -> str | None:
+    """The mutant's word pairs, as the run's report names them: ``"gender:he>she|race:White>Black"``
+    -> ``"he→she + White→Black"``."""
+    key = f.get("key") or str(f.get("id", "")).partition("|")[2]
+    if not key:
+        return None
+    return " + ".join("→".join(part.partition(":")[2].split(">", 1)) for part in key.split("|"))
+
+
 def _show(f: dict[str, Any]) -> dict[str, Any]:
     replaced = ", ".join(f"{a}: {old}→{new}" for a, old, new in (f.get("replacements") or []))
     return {
@@ -39,7 +48,18 @@ PAIRING = Pairing(
     cluster=lambda f: str(f["original_id"]),
     slices=_slices,
     invalid=lambda f: bool(f.get("invalid")),
-    outcomes=[Outcome("error_rate", "binary", _biased, True, "changed its answer")],
+    outcomes=[
+        Outcome(
+            "error_rate",
+            "binary",
+            _biased,
+            True,
+            "changed its answer",
+            change="now changes {new} of {n} answers, was {base} of {n}",
+        )
+    ],
     show=_show,
-    columns=("id", "original_id", "kind", "attributes", "valid", "invalid", "biased"),
+    detail=_words,
+    dropped="mutants the dependency invariant discarded",
+    columns=("id", "original_id", "kind", "attributes", "valid", "invalid", "biased", "key"),
 )
