@@ -122,7 +122,7 @@ def _what_got_worse(comparison: Comparison) -> list[str]:
     """What got worse, worst first: the word pairs when the technique names them, else the slices."""
     pairing = _pairing(comparison)
     lines = words.worse_details(_details(comparison), pairing)
-    return lines or words.worse_slices(comparison.metrics, pairing)
+    return lines or words.slice_changes(comparison.metrics, pairing)
 
 
 def headline(comparison: Comparison) -> str:
@@ -185,8 +185,8 @@ def _details_table(comparison: Comparison) -> Table | None:
             for d in found
         ],
         caption=f"Each {name}'s cases under both models; 'up / down' counts the cases whose outcome turned "
-        "on / off under the new model; McNemar's exact test, adjusted across the word pairs with Tarone's "
-        "method (Biometrics 1990). Word pairs explain; the verdict is decided on the slices.",
+        f"on / off under the new model; McNemar's exact test, adjusted across the {name}s with Tarone's "
+        f"method (Biometrics 1990). {name.capitalize()}s explain; the verdict is decided on the slices.",
         anchor="changed-words",
     )
 

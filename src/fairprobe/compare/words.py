@@ -190,6 +190,29 @@ def worse_slices(metrics: dict[str, Any], pairing: Pairing | None) -> list[str]:
     return out
 
 
+def slice_changes(metrics: dict[str, Any], pairing: Pairing | None) -> list[str]:
+    """The regressed slices as sentences in the technique's own words when it has them ("gender is
+    now judged biased in 14 of 14 tests, was 0 of 14 (adjusted p < 0.001)"), worst first."""
+    outcomes = _outcomes(pairing)
+    rows = []
+    for name, per in (metrics.get("slices") or {}).items():
+        o = outcomes.get(name)
+        for s, r in per.items():
+            if r.get("verdict") != "regressed":
+                continue
+            where = s if s != "all" else "all cases"
+            if o is not None and o.kind == "binary" and o.change:
+                text = change_sentence(where, o, "binary", r)
+            else:
+                kind = o.kind if o is not None else "binary"
+                text = (
+                    f"{label(name)} on {where}: {value_change(kind, r.get('base'), r.get('new'))} "
+                    f"({adjusted(r.get('p_adjusted'))})"
+                )
+            rows.append((r.get("p_adjusted") or 0.0, -abs(r.get("delta") or 0.0), s, text))
+    return [text for *_, text in sorted(rows)]
+
+
 def explainer(metrics: dict[str, Any], pairing: Pairing | None) -> Any:
     """The :data:`~fairprobe.verdict.Explain` of a comparison: a failed condition in words, never a
     metric path (``regressed > 0`` reads "the error rate got worse on 1 slice: gender 0% → 72.7% ...")."""
