@@ -418,7 +418,7 @@ def summary_markdown(summary: dict[str, Any], comparison: Comparison) -> str:
     lines += [
         "",
         "<sub>cases: the paired cases judged under both models; changes of a rate are in percentage "
-        "points; adjusted p: Holm across the slices (word pairs: Tarone), a change is beyond chance "
+        "points; adjusted p: Holm across the slices (pairs named above: Tarone), a change is beyond chance "
         "below 0.05.</sub>",
     ]
     return "\n".join(lines) + "\n"
