@@ -96,10 +96,7 @@ def _ranked(comparison: Comparison, outcome: str) -> list[tuple[str, Any, str]]:
     per = comparison.results[outcome]
     verdicts = comparison.verdicts[outcome]
     rows = [(s, r, verdicts[s]) for s, r in per.items()]
-    return sorted(
-        rows, key=lambda x: (ORDER[x[2]], x[1].p_adjusted if x[1].p_adjusted is not None else 1.0,
-                             -abs(x[1].delta or 0), x[0])
-    )  # fmt: skip
+    return sorted(rows, key=lambda x: (ORDER[x[2]], words.slice_order(x[0], x[1].to_json())))
 
 
 def _value(kind: str, value: float | None) -> str:
@@ -141,7 +138,10 @@ def headline(comparison: Comparison) -> str:
         for verdict, into in (("regressed", worse), ("improved", better)):
             names = [s if s != "all" else "all cases" for s, _, v in ranked if v == verdict]
             if names:
-                shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+                if len(names) > 5:
+                    shown = ", ".join(names[:5]) + f" and {len(names) - 5} more"
+                else:
+                    shown = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
                 into.append(f"the {words.label(o)} on {shown}")
     if worse:
         text += f" Got worse beyond chance: {'; '.join(worse)}."

@@ -168,8 +168,16 @@ def _outcomes(pairing: Pairing | None) -> dict[str, Outcome]:
     return {o.name: o for o in pairing.outcomes} if pairing is not None else {}
 
 
+def slice_order(slice_name: str, r: dict[str, Any]) -> tuple[Any, ...]:
+    """Worst first: the smallest adjusted p, the largest change, the smallest slice (the most
+    specific), "all" last among equals."""
+    return (r.get("p_adjusted") or 0.0, -abs(r.get("delta") or 0.0), r.get("n") or 0, slice_name == "all",
+            slice_name)  # fmt: skip
+
+
 def worse_slices(metrics: dict[str, Any], pairing: Pairing | None) -> list[str]:
-    """The regressed slices in words, worst first (smallest adjusted p, then the largest change)."""
+    """The regressed slices in words, worst first (:func:`slice_order`); slices with the same cases
+    and figures (``all`` and ``atomic`` when every case is atomic) are named together."""
     outcomes = _outcomes(pairing)
     rows = []
     for name, per in (metrics.get("slices") or {}).items():
@@ -177,13 +185,17 @@ def worse_slices(metrics: dict[str, Any], pairing: Pairing | None) -> list[str]:
         kind = o.kind if o is not None else "binary"
         for s, r in per.items():
             if r.get("verdict") == "regressed":
-                rows.append((r.get("p_adjusted") or 0.0, -abs(r.get("delta") or 0.0), s, name, kind, r))
-    rows.sort(key=lambda x: x[:3])
+                rows.append((slice_order(s, r), s, name, kind, r))
+    rows.sort(key=lambda x: x[0])
+    merged: dict[tuple[Any, ...], list[Any]] = {}
+    for _, s, name, kind, r in rows:
+        same = (name, r.get("n"), r.get("base"), r.get("new"), r.get("p_adjusted"))
+        merged.setdefault(same, [name, kind, r, []])[3].append(s if s != "all" else "all cases")
     out = []
-    for _, _, s, name, kind, r in rows:
-        where = s if s != "all" else "all cases"
+    for name, kind, r, where in merged.values():
+        places = where[0] if len(where) == 1 else f"{', '.join(where[:-1])} and {where[-1]}"
         out.append(
-            f"{label(name)} on {where}: {value_change(kind, r.get('base'), r.get('new'))}"
+            f"{label(name)} on {places}: {value_change(kind, r.get('base'), r.get('new'))}"
             + (f" ({points(r.get('delta'))}, " if kind == "binary" else " (")
             + f"{adjusted(r.get('p_adjusted'))})"
         )
@@ -209,8 +221,8 @@ def slice_changes(metrics: dict[str, Any], pairing: Pairing | None) -> list[str]
                     f"{label(name)} on {where}: {value_change(kind, r.get('base'), r.get('new'))} "
                     f"({adjusted(r.get('p_adjusted'))})"
                 )
-            rows.append((r.get("p_adjusted") or 0.0, -abs(r.get("delta") or 0.0), s, text))
-    return [text for *_, text in sorted(rows)]
+            rows.append((slice_order(s, r), text))
+    return [text for _, text in sorted(rows)]
 
 
 def explainer(metrics: dict[str, Any], pairing: Pairing | None) -> Any:
@@ -229,7 +241,7 @@ def explainer(metrics: dict[str, Any], pairing: Pairing | None) -> Any:
                     f"{certain} case{'s' if certain != 1 else ''} whose certified interval lies wholly "
                     "above the base model's"
                 )
-            k = len(slices)
+            k = metrics.get("regressed", len(slices)) - (1 if certain else 0)
             head = f"the new model got worse on {k} slice{'s' if k != 1 else ''} beyond chance"
             return f"{head}: {'; '.join(parts)}" if parts else head, "findings"
         parts = path.split(".")
