@@ -119,7 +119,7 @@ def _what_got_worse(comparison: Comparison) -> list[str]:
     """What got worse, worst first: the word pairs when the technique names them, else the slices."""
     pairing = _pairing(comparison)
     lines = words.worse_details(_details(comparison), pairing)
-    return lines or words.slice_changes(comparison.metrics, pairing)
+    return lines or words.worse_slices(comparison.metrics, pairing)
 
 
 def headline(comparison: Comparison) -> str:

@@ -28,9 +28,9 @@ class Outcome:
     words: str = ""
     """Plain words for a case whose outcome is "worse", e.g. "changed its answer"."""
     change: str = ""
-    """How a binary outcome's change on one slice reads, with ``{new}``, ``{base}`` and ``{n}`` (case
-    counts under the new and the base model), e.g. "now changes {new} of {n} answers, was {base} of
-    {n}"; empty: written from ``words``."""
+    """How a binary outcome's change on one word pair (:attr:`Pairing.detail`) reads, with ``{new}``,
+    ``{base}`` and ``{n}`` (case counts under the new and the base model), e.g. "now changes {new} of
+    {n} answers, was {base} of {n}"; empty: the outcome's name and the counts."""
 
 
 @dataclass

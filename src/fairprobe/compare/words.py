@@ -194,35 +194,17 @@ def worse_slices(metrics: dict[str, Any], pairing: Pairing | None) -> list[str]:
     out = []
     for name, kind, r, where in merged.values():
         places = where[0] if len(where) == 1 else f"{', '.join(where[:-1])} and {where[-1]}"
+        n = int(r.get("n") or 0)
+        if kind == "binary":
+            cases = f"{_count(r.get('base'), n):,} → {_count(r.get('new'), n):,} of {n:,} cases"
+            figures = f"{cases}, {points(r.get('delta'))}"
+        else:
+            figures = f"median of {n:,} cases"
         out.append(
-            f"{label(name)} on {places}: {value_change(kind, r.get('base'), r.get('new'))}"
-            + (f" ({points(r.get('delta'))}, " if kind == "binary" else " (")
-            + f"{adjusted(r.get('p_adjusted'))})"
+            f"{label(name)} on {places}: {value_change(kind, r.get('base'), r.get('new'))} "
+            f"({figures}, {adjusted(r.get('p_adjusted'))})"
         )
     return out
-
-
-def slice_changes(metrics: dict[str, Any], pairing: Pairing | None) -> list[str]:
-    """The regressed slices as sentences in the technique's own words when it has them ("gender is
-    now judged biased in 14 of 14 tests, was 0 of 14 (adjusted p < 0.001)"), worst first."""
-    outcomes = _outcomes(pairing)
-    rows = []
-    for name, per in (metrics.get("slices") or {}).items():
-        o = outcomes.get(name)
-        for s, r in per.items():
-            if r.get("verdict") != "regressed":
-                continue
-            where = s if s != "all" else "all cases"
-            if o is not None and o.kind == "binary" and o.change:
-                text = change_sentence(where, o, "binary", r)
-            else:
-                kind = o.kind if o is not None else "binary"
-                text = (
-                    f"{label(name)} on {where}: {value_change(kind, r.get('base'), r.get('new'))} "
-                    f"({adjusted(r.get('p_adjusted'))})"
-                )
-            rows.append((slice_order(s, r), text))
-    return [text for _, text in sorted(rows)]
 
 
 def explainer(metrics: dict[str, Any], pairing: Pairing | None) -> Any:

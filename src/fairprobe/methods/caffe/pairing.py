@@ -27,12 +27,7 @@ PAIRING = Pairing(
     invalid=lambda f: bool(f.get("invalid")),
     outcomes=[
         Outcome(
-            "fail_rate",
-            "binary",
-            lambda f: bool(f.get("fail")),
-            True,
-            "answered the two groups unalike",
-            change="now answers the two groups unalike in {new} of {n} prompt pairs, was {base} of {n}",
+            "fail_rate", "binary", lambda f: bool(f.get("fail")), True, "answered the two groups unalike"
         ),
         Outcome("fairness_level", "continuous", lambda f: f.get("actual_fairness_level"), False),
     ],

@@ -23,14 +23,7 @@ PAIRING = Pairing(
     slices=lambda f: ["all", f"label {f.get('label')}"],
     invalid=lambda f: bool(f.get("invalid")),
     outcomes=[
-        Outcome(
-            "certified",
-            "binary",
-            lambda f: bool(f.get("certified")),
-            False,
-            "lost its certificate",
-            change="now certifies {new} of {n} sentences, was {base} of {n}",
-        ),
+        Outcome("certified", "binary", lambda f: bool(f.get("certified")), False, "lost its certificate"),
         Outcome("eps_star", "continuous", lambda f: f.get("eps_star"), False),
     ],
     show=_show,
