@@ -322,34 +322,54 @@ def _analysis(comparison: Comparison) -> Analysis:
     )
 
 
+_UNSHOWN = "(not shown: only the cases that changed keep their text here; findings.jsonl has every case)"
+
+
 def _view(pair: dict[str, Any]) -> FindingView:
     """A paired case in the report's findings view: the case, both models' answers side by side, its
-    status ("became worse"), filterable by slice and word pair."""
-    b, n = pair.get("base") or {}, pair.get("new") or {}
-    text = str(b.get("text") or "")
-    original = b.get("original")
-    slices = [s for s in pair.get("slices") or [] if s != "all"]
-    changes = [f"{words.label(o)}: {c}" for o, c in (pair.get("changes") or {}).items()]
+    status ("became worse"), filterable by slice and word pair. An unchanged case (most of 100,000)
+    has no text here and takes the short path."""
+    status = str(pair.get("status", ""))
     detail = pair.get("detail")
-    notes = [("slices", ", ".join(pair.get("slices") or []))]
+    slices = pair.get("slices") or []
+    attribute = " · ".join(s for s in slices if s != "all")
+    b = pair.get("base") or {}
+    text = str(b.get("text") or "")
+    if not text:
+        return FindingView(
+            id=pair["id"].replace("\x00", " · "),
+            verdict=status,
+            failed=status == "became worse",
+            left=_UNSHOWN,
+            left_label="paired case",
+            right_label="",
+            changes=[detail] if detail else [],
+            attribute=attribute,
+            pairs=[detail] if detail else [],
+            group=status,
+        )
+    n = pair.get("new") or {}
+    original = b.get("original")
+    changes = [f"{words.label(o)}: {c}" for o, c in (pair.get("changes") or {}).items()]
+    notes = [("slices", ", ".join(slices))]
     if original is not None:
         notes.append(
             ("original answers", f"base {b.get('original_answer', '')} · new {n.get('original_answer', '')}")
         )
     return FindingView(
-        id=str(pair.get("id", "")).replace("\x00", " · "),
-        verdict=str(pair.get("status", "")),
-        failed=pair.get("status") == "became worse",
-        left=text or "(not shown: only changed cases keep their text; findings.jsonl has every case)",
+        id=pair["id"].replace("\x00", " · "),
+        verdict=status,
+        failed=status == "became worse",
+        left=text,
         edits=[(s, e, text[s:e]) for s, e in sorted(b.get("spans") or []) if 0 <= s <= e <= len(text)],
         left_label="base model",
         right_label="new model",
-        left_answer=str(b.get("answer", "")) if text else "",
-        right_answer=str(n.get("answer", "")) if text else "",
+        left_answer=str(b.get("answer", "")),
+        right_answer=str(n.get("answer", "")),
         changes=([detail] if detail else []) + changes,
-        attribute=" · ".join(slices),
+        attribute=attribute,
         pairs=[detail] if detail else [],
-        group=str(pair.get("status", "")),
+        group=status,
         notes=notes,
     )
 

@@ -4,6 +4,7 @@ do (Souani et al., §4: mutants of one text are correlated)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from fairprobe.compare.pairing import Outcome, Pairing
@@ -28,8 +29,12 @@ def _words(f: dict[str, Any]) -> str | None:
     """The mutant's word pairs, as the run's report names them: ``"gender:he>she|race:White>Black"``
     -> ``"he→she + White→Black"``."""
     key = f.get("key") or str(f.get("id", "")).partition("|")[2]
-    if not key:
-        return None
+    return _label(key) if key else None
+
+
+@lru_cache(maxsize=65536)
+def _label(key: str) -> str:
+    """One label per distinct substitution (a million mutants share a few thousand)."""
     return " + ".join("→".join(part.partition(":")[2].split(">", 1)) for part in key.split("|"))
 
 
