@@ -116,7 +116,8 @@ def test_compare_reports_exactly_the_regressed_slice(cli, two_runs):
     assert slices["gender"]["verdict"] == "regressed" and slices["gender"]["p_adjusted"] < 0.01
     assert slices["race"]["verdict"] == "no significant change" and slices["race"]["p"] == 1.0
     summary = json.loads((two_runs / "cmp/summary.json").read_text())
-    assert summary["verdict"] == "fail" and "regressed" in summary["reasons"][0]
+    assert summary["verdict"] == "fail" and "got worse on" in summary["reasons"][0]
+    assert "gender: 0% → 50%" in summary["reasons"][0]  # the worst slice first, in percent
     md = (two_runs / "cmp/summary.md").read_text()
     assert "| gender |" in md and "**regressed**" in md
     suite = ET.parse(two_runs / "cmp/junit.xml").getroot()

@@ -216,7 +216,9 @@ def compare_runs(
         if not run.complete:
             inconclusive.append(f"{run.folder} is an incomplete run; finish it (re-run its command) first")
     gates = [Threshold.parse(DEFAULT_GATE), *(thresholds or [])]
-    verdict = decide(metrics, gates, inconclusive_reasons=inconclusive)
+    from fairprobe.compare.words import explainer  # a failed condition in words, not a metric path
+
+    verdict = decide(metrics, gates, inconclusive_reasons=inconclusive, explain=explainer(metrics, pairing))
     pairs = _pair_rows(pairing, b_index, n_index, valid_keys, keys)
     _add_shown(pairing, pairs, b_index, n_index, base, new)
     return Comparison(metrics, results, verdicts, pairs, verdict, base, new)

@@ -19,27 +19,33 @@ The output folder follows the run folders' rule: fairprobe overwrites only files
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 from fairprobe._version import __version__
+from fairprobe.compare import words
 from fairprobe.compare.core import Comparison
+from fairprobe.compare.pairing import Pairing
 from fairprobe.errors import RunStateError
-from fairprobe.report.sections import (
-    Analysis,
-    BarChart,
-    Example,
-    Examples,
-    Group,
-    Paragraph,
-    Segment,
-    Table,
-    shown,
-)
+from fairprobe.headline import number, percent
+from fairprobe.report.findings_view import INLINE_MAX, VIEW_DIR, FindingView
+from fairprobe.report.sections import Analysis, BarChart, Example, Examples, Group, Segment, Table
 
-OUTPUTS = ("summary.json", "summary.md", "findings.jsonl", "findings.parquet", "report.html", "junit.xml")
+OUTPUTS = (
+    "summary.json",
+    "summary.md",
+    "findings.jsonl",
+    "findings.parquet",
+    "report.html",
+    "junit.xml",
+    VIEW_DIR,
+)
 MANIFEST = ".fairprobe-written"
 MAX_EXAMPLES = 50
+MAX_WORSE = 100
+"""Lines of "what got worse" in report.html (summary.md shows :data:`MD_WORSE`)."""
+MD_WORSE = 10
 ORDER = {"regressed": 0, "improved": 1, "no significant change": 2}
 
 
@@ -64,109 +70,204 @@ def prepare_out(out: Path) -> None:
         raise RunStateError(f"cannot write to {out}: {exc.strerror}; check --out") from None
 
 
-def _fmt(value: float | None, signed: bool = False) -> str:
-    if value is None:
-        return shown(None)
-    return f"{value:+.3f}" if signed else f"{value:.3f}"
+def _pairing(comparison: Comparison) -> Pairing | None:
+    from fairprobe.registry import get as get_technique
+
+    return get_technique(comparison.base.technique).pairing
 
 
-def _ci(ci: tuple[float, float] | None) -> str:
-    return f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
+def _details(comparison: Comparison) -> list[words.Detail]:
+    """The word pairs' changes, computed once per comparison (the headline and the files share them)."""
+    cached = comparison.__dict__.get("_details")
+    if cached is None:
+        cached = comparison.__dict__["_details"] = words.details(comparison, _pairing(comparison))
+    return cached
 
 
-def _p(p: float | None) -> str:
-    if p is None:
-        return shown(None)
-    return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
+def _kind(comparison: Comparison, outcome: str) -> str:
+    pairing = _pairing(comparison)
+    kinds = {o.name: o.kind for o in pairing.outcomes} if pairing is not None else {}
+    return kinds.get(outcome, "binary")
 
 
 def _ranked(comparison: Comparison, outcome: str) -> list[tuple[str, Any, str]]:
+    """Slices worst first: regressed, improved, unchanged; then the smallest adjusted p, the largest
+    change."""
     per = comparison.results[outcome]
     verdicts = comparison.verdicts[outcome]
     rows = [(s, r, verdicts[s]) for s, r in per.items()]
-    return sorted(rows, key=lambda x: (ORDER[x[2]], -(x[1].delta or 0), x[0]))
+    return sorted(rows, key=lambda x: (ORDER[x[2]], words.slice_order(x[0], x[1].to_json())))
+
+
+def _value(kind: str, value: float | None) -> str:
+    return percent(value) if kind == "binary" else number(value)
+
+
+def _change(kind: str, r: Any) -> str:
+    """``+3.1 points [+0.7, +8.3]`` for a rate; ``+0.042 [+0.01, +0.07]`` for a continuous outcome."""
+    if kind == "binary":
+        return f"{words.points(r.delta)} {words.points_ci(r.delta_ci)}".strip()
+    ci = f" [{number(r.delta_ci[0])}, {number(r.delta_ci[1])}]" if r.delta_ci else ""
+    return f"{'+' if (r.delta or 0) > 0 else ''}{number(r.delta)}{ci}"
+
+
+def _changed(r: Any) -> str:
+    return f"{r.discordant[0]} / {r.discordant[1]}" if r.discordant else ""
+
+
+def _what_got_worse(comparison: Comparison) -> list[str]:
+    """What got worse, worst first: the word pairs when the technique names them, else the slices."""
+    pairing = _pairing(comparison)
+    lines = words.worse_details(_details(comparison), pairing)
+    return lines or words.worse_slices(comparison.metrics, pairing)
 
 
 def headline(comparison: Comparison) -> str:
+    """One paragraph: who was compared on how many cases, where it got worse (worst first), and the
+    worst word pair."""
     m = comparison.metrics
-    words = []
-    for outcome in comparison.results:
-        worst = [(s, r) for s, r, v in _ranked(comparison, outcome) if v == "regressed"]
-        if worst:
-            s, r = worst[0]
-            words.append(
-                f"{outcome} regressed on {len(worst)} slice(s), most on {s} ({_fmt(r.base)} → {_fmt(r.new)}, "
-                f"adjusted p {_p(r.p_adjusted)})"
-            )
+    pairing = _pairing(comparison)
+    dropped = pairing.dropped if pairing is not None else "had no outcome to compare"
     text = (
-        f"Compared {comparison.new.model} (new) with {comparison.base.model} (base) on {m['paired']} paired "
-        f"test cases ({m['invalid']} with an INVALID side, not judged): {m['regressed']} slice(s) regressed, "
-        f"{m['improved']} improved."
+        f"Compared {comparison.new.model} (new) with {comparison.base.model} (base) on "
+        f"{words.counted(words.counts(comparison), dropped)}."
     )
-    return text + (" " + "; ".join(words) + "." if words else "")
+    worse, better = [], []
+    for o in comparison.results:
+        ranked = _ranked(comparison, o)
+        for verdict, into in (("regressed", worse), ("improved", better)):
+            names = [s if s != "all" else "all cases" for s, _, v in ranked if v == verdict]
+            if names:
+                if len(names) > 5:
+                    shown = ", ".join(names[:5]) + f" and {len(names) - 5} more"
+                else:
+                    shown = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+                into.append(f"the {words.label(o)} on {shown}")
+    if worse:
+        text += f" Got worse beyond chance: {'; '.join(worse)}."
+    else:
+        text += " No slice got worse beyond chance."
+    if better:
+        text += f" Got better: {'; '.join(better)}."
+    certain = (m.get("intervals") or {}).get("worse", 0)
+    if certain:
+        text += f" {certain} certified interval(s) lie wholly above the base model's."
+    top = words.worse_details(_details(comparison), pairing)
+    if top:
+        name = pairing.detail_name if pairing is not None else "word pair"
+        text += f" Worst {name}: {top[0]}."
+    return text
+
+
+def _details_table(comparison: Comparison) -> Table | None:
+    found = _details(comparison)
+    if not found:
+        return None
+    pairing = _pairing(comparison)
+    name = pairing.detail_name if pairing is not None else "word pair"
+    rank = {"regressed": 0, "improved": 1, "no significant change": 2}
+    found = sorted(found, key=lambda d: (rank[d.verdict], d.result.p_adjusted or 1.0, d.name))
+    return Table(
+        f"{name.capitalize()}s that changed an outcome, worst first ({len(found)})",
+        [name, "outcome", "cases", "base", "new", "change (95% CI)", "up / down", "adjusted p", "verdict"],
+        [
+            [
+                d.name,
+                words.label(d.outcome),
+                d.result.n,
+                percent(d.result.base),
+                percent(d.result.new),
+                _change("binary", d.result),
+                _changed(d.result),
+                words.p_value(d.result.p_adjusted),
+                d.verdict,
+            ]
+            for d in found
+        ],
+        caption=f"Each {name}'s cases under both models; 'up / down' counts the cases whose outcome turned "
+        f"on / off under the new model; McNemar's exact test, adjusted across the {name}s with Tarone's "
+        f"method (Biometrics 1990). {name.capitalize()}s explain; the verdict is decided on the slices.",
+        anchor="changed-words",
+    )
 
 
 def _analysis(comparison: Comparison) -> Analysis:
-    sections: list[Any] = [Paragraph("What changed", headline(comparison))]
+    sections: list[Any] = []
+    worse = _what_got_worse(comparison)
+    if worse:
+        sections.append(
+            Table(
+                "What got worse, worst first",
+                ["", "change"],
+                [[i, line] for i, line in enumerate(worse[:MAX_WORSE], 1)],
+                anchor="what-got-worse",
+            )
+        )
     groups: list[Group] = []
     for outcome in comparison.results:
         ranked = _ranked(comparison, outcome)
+        kind = _kind(comparison, outcome)
         sections.append(
             Table(
-                f"{outcome}: base and new model per slice, worst first",
+                f"{words.label(outcome)}: base and new model per slice, worst first",
                 [
                     "slice",
                     "cases",
                     "base",
                     "new",
-                    "difference",
-                    "95% CI",
-                    "worse",
-                    "better",
+                    "change (95% CI)",
+                    "up / down",
                     "p",
-                    "p (Holm)",
+                    "adjusted p",
                     "verdict",
                 ],
                 [
                     [
                         s,
                         r.n,
-                        _fmt(r.base),
-                        _fmt(r.new),
-                        _fmt(r.delta, signed=True),
-                        _ci(r.delta_ci),
-                        r.discordant[0] if r.discordant else "",
-                        r.discordant[1] if r.discordant else "",
-                        _p(r.p),
-                        _p(r.p_adjusted),
+                        _value(kind, r.base),
+                        _value(kind, r.new),
+                        _change(kind, r),
+                        _changed(r),
+                        words.p_value(r.p),
+                        words.p_value(r.p_adjusted),
                         v,
                     ]
                     for s, r, v in ranked
                 ],
-                caption=f"{ranked[0][1].test if ranked else ''}: paired test per slice; p (Holm) is adjusted "
-                "across the slices of this metric. 'worse' / 'better' count the cases that changed.",
+                caption=f"{ranked[0][1].test if ranked else ''}: paired test per slice; the adjusted p is "
+                "Holm's across the slices of this outcome. 'up / down' count the cases whose outcome turned "
+                "on / off under the new model. 'cases' counts the judged cases only.",
             )
         )
+        scale = 100.0 if kind == "binary" else 1.0
+        unit = "%" if kind == "binary" else ""
+
+        def scaled(ci: Any, k: float = scale) -> Any:
+            return (ci[0] * k, ci[1] * k) if ci else None
+
         labels, values, cis = [], [], []
         for s, r, _ in ranked[:15]:
             labels += [f"{s} · base", f"{s} · new"]
-            values += [r.base, r.new]
-            cis += [r.base_ci, r.new_ci]
+            values += [None if r.base is None else r.base * scale, None if r.new is None else r.new * scale]
+            cis += [scaled(r.base_ci), scaled(r.new_ci)]
         sections.append(
             BarChart(
-                f"{outcome}: base and new, per slice",
+                f"{words.label(outcome)}: base and new, per slice",
                 labels,
                 values,
                 ci=cis if any(cis) else None,
+                unit=unit,
                 caption="95% cluster-bootstrap intervals of each model's own value",
             )
         )
         sections.append(
             BarChart(
-                f"{outcome}: difference (new − base) with its 95% interval",
+                f"{words.label(outcome)}: change (new − base) with its 95% interval"
+                + (", percentage points" if kind == "binary" else ""),
                 [s for s, _, _ in ranked[:15]],
-                [r.delta for _, r, _ in ranked[:15]],
-                ci=[r.delta_ci for _, r, _ in ranked[:15]],
+                [None if r.delta is None else r.delta * scale for _, r, _ in ranked[:15]],
+                ci=[scaled(r.delta_ci) for _, r, _ in ranked[:15]],
             )
         )
         for s, r, v in ranked:
@@ -175,29 +276,101 @@ def _analysis(comparison: Comparison) -> Analysis:
                     f"{outcome} {s}",
                     r.n,
                     [f"slices.{outcome}.{s}", f"delta.{outcome}.{s}"],
-                    f"{v}: {_fmt(r.base)} → {_fmt(r.new)} (p {_p(r.p_adjusted)})",
+                    f"{v}: {_value(kind, r.base)} → {_value(kind, r.new)} ({words.adjusted(r.p_adjusted)})",
                 )
             )
-    worse = [p for p in comparison.pairs if p.get("status") == "became worse" and "base" in p]
+    table = _details_table(comparison)
+    if table is not None:
+        sections.append(table)
+    worse_cases = [p for p in comparison.pairs if p.get("status") == "became worse" and "base" in p]
     slice_rank = (
         {s: i for i, (s, _, _) in enumerate(_ranked(comparison, next(iter(comparison.results))))}
         if comparison.results
         else {}
     )
-    worse.sort(key=lambda p: min((slice_rank.get(s, 1e9) for s in p["slices"] if s != "all"), default=1e9))
-    if worse:
+    worse_cases.sort(
+        key=lambda p: min((slice_rank.get(s, 1e9) for s in p["slices"] if s != "all"), default=1e9)
+    )
+    if worse_cases:
         sections.append(
             Examples(
-                f"Cases that became worse ({len(worse)}; first {min(len(worse), MAX_EXAMPLES)})",
-                [_example(p) for p in worse[:MAX_EXAMPLES]],
+                f"Cases that became worse ({len(worse_cases)}; first {min(len(worse_cases), MAX_EXAMPLES)})",
+                [_example(p) for p in worse_cases[:MAX_EXAMPLES]],
             )
         )
+    first = next(iter(comparison.results), None)
+    key_metrics = [("paired test cases", "paired")]
+    if first is not None and "all" in comparison.results[first]:
+        key_metrics += [
+            (f"{words.label(first)}, base model (all judged cases)", f"slices.{first}.all.base"),
+            (f"{words.label(first)}, new model (all judged cases)", f"slices.{first}.all.new"),
+        ]
+    key_metrics += [
+        ("slices that got worse beyond chance", "regressed"),
+        ("slices that got better", "improved"),
+    ]
     return Analysis(
         comparison.metrics,
         sections=sections,
         groups=groups,
         finding_columns=["id", "status", "slices"],
         failure_field="became_worse",
+        finding_view=_view,
+        headline=headline(comparison),
+        key_metrics=key_metrics,
+        top_findings=worse,
+    )
+
+
+_UNSHOWN = "(not shown: only the cases that changed keep their text here; findings.jsonl has every case)"
+
+
+def _view(pair: dict[str, Any]) -> FindingView:
+    """A paired case in the report's findings view: the case, both models' answers side by side, its
+    status ("became worse"), filterable by slice and word pair. An unchanged case (most of 100,000)
+    has no text here and takes the short path."""
+    status = str(pair.get("status", ""))
+    detail = pair.get("detail")
+    slices = pair.get("slices") or []
+    attribute = " · ".join(s for s in slices if s != "all")
+    b = pair.get("base") or {}
+    text = str(b.get("text") or "")
+    if not text:
+        return FindingView(
+            id=pair["id"].replace("\x00", " · "),
+            verdict=status,
+            failed=status == "became worse",
+            left=_UNSHOWN,
+            left_label="paired case",
+            right_label="",
+            changes=[detail] if detail else [],
+            attribute=attribute,
+            pairs=[detail] if detail else [],
+            group=status,
+        )
+    n = pair.get("new") or {}
+    original = b.get("original")
+    changes = [f"{words.label(o)}: {c}" for o, c in (pair.get("changes") or {}).items()]
+    notes = [("slices", ", ".join(slices))]
+    if original is not None:
+        notes.append(
+            ("original answers", f"base {b.get('original_answer', '')} · new {n.get('original_answer', '')}")
+        )
+    return FindingView(
+        id=pair["id"].replace("\x00", " · "),
+        verdict=status,
+        failed=status == "became worse",
+        left=text,
+        edits=[(s, e, text[s:e]) for s, e in sorted(b.get("spans") or []) if 0 <= s <= e <= len(text)],
+        left_label="base model",
+        right_label="new model",
+        left_answer=str(b.get("answer", "")),
+        right_answer=str(n.get("answer", "")),
+        changes=([detail] if detail else []) + changes,
+        attribute=attribute,
+        pairs=[detail] if detail else [],
+        group=status,
+        notes=notes,
     )
 
 
@@ -231,6 +404,8 @@ def _example(pair: dict[str, Any]) -> Example:
 
 
 def summary_markdown(summary: dict[str, Any], comparison: Comparison) -> str:
+    """The pull-request comment: the verdict, the headline, the reasons, what got worse (worst first)
+    and one table per outcome, in percentages; no metric paths."""
     lines = [
         f"### fairprobe compare ({summary['technique']}): **{summary['verdict'].upper()}**",
         "",
@@ -239,17 +414,33 @@ def summary_markdown(summary: dict[str, Any], comparison: Comparison) -> str:
     ]
     for reason in summary["reasons"]:
         lines.append(f"- {reason}")
+    worse = _what_got_worse(comparison)
+    if worse:
+        lines += ["", "**What got worse**, worst first:", ""]
+        lines += [f"{i}. {line}" for i, line in enumerate(worse[:MD_WORSE], 1)]
+        if len(worse) > MD_WORSE:
+            lines.append(f"\n…and {len(worse) - MD_WORSE} more in report.html.")
     for outcome in comparison.results:
+        kind = _kind(comparison, outcome)
+        ranked = _ranked(comparison, outcome)
         lines += [
             "",
-            f"| {outcome} slice | cases | base | new | difference (95% CI) | p (Holm) | verdict |",
-            "|---|---|---|---|---|---|---|",
+            f"| {words.label(outcome)}: slice | cases | base | new | change (95% CI) | adjusted p | verdict |",
+            "|---|--:|--:|--:|---|--:|---|",
         ]
-        for s, r, v in _ranked(comparison, outcome)[:15]:
+        for s, r, v in ranked[:15]:
             lines.append(
-                f"| {s} | {r.n} | {_fmt(r.base)} | {_fmt(r.new)} | {_fmt(r.delta, True)} {_ci(r.delta_ci)} | "
-                f"{_p(r.p_adjusted)} | {'**' + v + '**' if v == 'regressed' else v} |"
+                f"| {s} | {r.n:,} | {_value(kind, r.base)} | {_value(kind, r.new)} | {_change(kind, r)} | "
+                f"{words.p_value(r.p_adjusted)} | {'**' + v + '**' if v == 'regressed' else v} |"
             )
+        if len(ranked) > 15:
+            lines.append(f"\n{len(ranked) - 15} more slices in report.html.")
+    lines += [
+        "",
+        "<sub>cases: the paired cases judged under both models; changes of a rate are in percentage "
+        "points; adjusted p: Holm across the slices (pairs named above: Tarone), a change is beyond chance "
+        "below 0.05.</sub>",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -277,12 +468,16 @@ def write_outputs(out: Path, comparison: Comparison, started: str, finished: str
         "passed": verdict.passed,
     }
     summary = redact_secrets(summary)  # a key in a model URI never reaches a report
+    analysis = _analysis(comparison)  # first: it names each case's word pair (``detail``)
     findings = [{**p, "became_worse": p.get("status") == "became worse"} for p in comparison.pairs]
-    analysis = _analysis(comparison)
+    summary["top_findings"] = analysis.top_findings[:10]
     _write_findings(out, findings)
     write_summary(out / "summary.json", summary)
     write_junit(out / "junit.xml", summary, analysis.groups)
-    render_html(out / "report.html", summary, analysis, findings)
+    view = out / VIEW_DIR
+    if len(findings) <= INLINE_MAX and view.is_dir() and not view.is_symlink():
+        shutil.rmtree(view)  # pages of an earlier, larger comparison into this folder (ours: prepare_out)
+    render_html(out / "report.html", summary, analysis, findings, claim=lambda name: out / name)
     atomic_write(out / "summary.md", summary_markdown(summary, comparison))
     return summary
 

@@ -27,6 +27,10 @@ class Outcome:
     higher_is_worse: bool = True
     words: str = ""
     """Plain words for a case whose outcome is "worse", e.g. "changed its answer"."""
+    change: str = ""
+    """How a binary outcome's change on one word pair (:attr:`Pairing.detail`) reads, with ``{new}``,
+    ``{base}`` and ``{n}`` (case counts under the new and the base model), e.g. "now changes {new} of
+    {n} answers, was {base} of {n}"; empty: the outcome's name and the counts."""
 
 
 @dataclass
@@ -50,6 +54,13 @@ class Pairing:
     """Typed finding columns that are enough for ``key``, ``cluster``, ``slices``, ``invalid`` and the
     outcomes, for a technique whose findings are Parquet shards: only these are read for every case,
     and whole findings only for the cases the report shows."""
+    detail: Callable[[Finding], str | None] | None = None
+    """A finer, readable group of a case than its slices, named in the comparison's words: HInter's
+    word pair ("he→she"). Tested like a slice (:mod:`fairprobe.compare.words`), never gated."""
+    detail_name: str = "word pair"
+    dropped: str = "had no outcome to compare"
+    """Words for paired cases that have no outcome in one run (a mutant the invariant discarded):
+    counted apart from the judged ones."""
     interval: Callable[[Finding], tuple[float, float] | None] | None = None
     """A certified interval of the case's unfairness (larger is worse), compared interval against
     interval: disjoint intervals are a certain change (an audit's per-seed bounds)."""

@@ -4,6 +4,7 @@ do (Souani et al., §4: mutants of one text are correlated)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from fairprobe.compare.pairing import Outcome, Pairing
@@ -24,6 +25,19 @@ def _biased(f: dict[str, Any]) -> bool | None:
     return bool(f.get("biased")) if f.get("valid") else None
 
 
+def _words(f: dict[str, Any]) -> str | None:
+    """The mutant's word pairs, as the run's report names them: ``"gender:he>she|race:White>Black"``
+    -> ``"he→she + White→Black"``."""
+    key = f.get("key") or str(f.get("id", "")).partition("|")[2]
+    return _label(key) if key else None
+
+
+@lru_cache(maxsize=65536)
+def _label(key: str) -> str:
+    """One label per distinct substitution (a million mutants share a few thousand)."""
+    return " + ".join("→".join(part.partition(":")[2].split(">", 1)) for part in key.split("|"))
+
+
 def _show(f: dict[str, Any]) -> dict[str, Any]:
     replaced = ", ".join(f"{a}: {old}→{new}" for a, old, new in (f.get("replacements") or []))
     return {
@@ -39,7 +53,18 @@ PAIRING = Pairing(
     cluster=lambda f: str(f["original_id"]),
     slices=_slices,
     invalid=lambda f: bool(f.get("invalid")),
-    outcomes=[Outcome("error_rate", "binary", _biased, True, "changed its answer")],
+    outcomes=[
+        Outcome(
+            "error_rate",
+            "binary",
+            _biased,
+            True,
+            "changed its answer",
+            change="now changes {new} of {n} answers, was {base} of {n}",
+        )
+    ],
     show=_show,
-    columns=("id", "original_id", "kind", "attributes", "valid", "invalid", "biased"),
+    detail=_words,
+    dropped="mutants the dependency invariant discarded",
+    columns=("id", "original_id", "kind", "attributes", "valid", "invalid", "biased", "key"),
 )

@@ -29,7 +29,18 @@ PAIRING = Pairing(
     cluster=lambda f: str(f.get("test_id", f["id"])),
     slices=lambda f: ["all", str(f.get("mr")), str(f.get("dimension"))],
     invalid=lambda f: bool(f.get("invalid")) or f.get("verdict") == "INVALID",
-    outcomes=[Outcome("bias_rate", "binary", lambda f: bool(f.get("biased")), True, "was judged biased")],
+    outcomes=[
+        Outcome(
+            "bias_rate",
+            "binary",
+            lambda f: bool(f.get("biased")),
+            True,
+            "was judged biased",
+            change="is now judged biased in {new} of {n} tests, was {base} of {n}",
+        )
+    ],
     show=_show,
+    detail=lambda f: "→".join(str(a) for a in f.get("attributes") or []) or None,
+    detail_name="attribute pair",
     same_inputs_except=("model",),
 )
