@@ -28,7 +28,7 @@ from fairprobe.compare import words
 from fairprobe.compare.core import Comparison
 from fairprobe.compare.pairing import Pairing
 from fairprobe.errors import RunStateError
-from fairprobe.headline import number, percent
+from fairprobe.judge.headline import number, percent
 from fairprobe.report.findings_view import INLINE_MAX, VIEW_DIR, FindingView
 from fairprobe.report.sections import Analysis, BarChart, Example, Examples, Group, Segment, Table
 
@@ -71,7 +71,7 @@ def prepare_out(out: Path) -> None:
 
 
 def _pairing(comparison: Comparison) -> Pairing | None:
-    from fairprobe.registry import get as get_technique
+    from fairprobe.technique.registry import get as get_technique
 
     return get_technique(comparison.base.technique).pairing
 

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fairprobe.compare.paired import ALPHA, PairedResult, mcnemar_exact, paired_binary
-from fairprobe.headline import number, percent
+from fairprobe.judge.headline import number, percent
 
 if TYPE_CHECKING:
     from fairprobe.compare.core import Comparison
     from fairprobe.compare.pairing import Outcome, Pairing
-    from fairprobe.thresholds import Threshold
+    from fairprobe.judge.thresholds import Threshold
 
 MAX_DETAILS = 100
 """Word pairs (details) kept per outcome, worst first: those with a changed case, tested and shown."""
@@ -208,7 +208,7 @@ def worse_slices(metrics: dict[str, Any], pairing: Pairing | None) -> list[str]:
 
 
 def explainer(metrics: dict[str, Any], pairing: Pairing | None) -> Any:
-    """The :data:`~fairprobe.verdict.Explain` of a comparison: a failed condition in words, never a
+    """The :data:`~fairprobe.judge.verdict.Explain` of a comparison: a failed condition in words, never a
     metric path (``regressed > 0`` reads "the error rate got worse on 1 slice: gender 0% → 72.7% ...")."""
 
     def explain(threshold: Threshold, path: str, actual: float, failed: bool = True) -> tuple[str, str]:
