@@ -17,15 +17,15 @@ from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.cases import ParserWarmup, checker_for
 
 dictionary = load_dictionary()
-plain = HInterBlock(model="-", attributes=["race", "gender"], invariant=False, person_adjectives=False)
+plain = HInterBlock(model="py:m:f", attributes=["race", "gender"], invariant=False, person_adjectives=False)
 ParserWarmup(dictionary, plain, 1).result()
 print("no parse needed, spacy imported:", "spacy" in sys.modules)
-missing = HInterBlock(model="-", attributes=["race", "gender"], invariant=True, spacy_model="no_such_spacy_model")
+missing = HInterBlock(model="py:m:f", attributes=["race", "gender"], invariant=True, spacy_model="no_such_spacy_model")
 try:
     ParserWarmup(dictionary, missing, 1).result()
 except DataError as exc:
     print("missing model:", str(exc).split(";")[0])
-block = HInterBlock(model="-", attributes=["race", "gender"], invariant=True)
+block = HInterBlock(model="py:m:f", attributes=["race", "gender"], invariant=True)
 warm = ParserWarmup(dictionary, block, 1)
 checker = checker_for(dictionary, block, 1)  # waits for the warm-up's load
 warm.result()

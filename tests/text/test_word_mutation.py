@@ -224,7 +224,7 @@ def test_hinter_pieces_never_change_the_findings_order() -> None:
         Record("b", "No people here.", None),
         Record("c", "An Asian woman and a tall old man argued.", None),
     ]
-    block = HInterBlock(model="-", attributes=["race", "gender", "body"], order=3, invariant=False)
+    block = HInterBlock(model="py:m:f", attributes=["race", "gender", "body"], order=3, invariant=False)
     expected = []
     for r in records:
         atomic, inter = generate(r, dictionary, block, 0)
