@@ -128,6 +128,7 @@ def execute(block: BenchmarkBlock, ctx: RunContext) -> None:
                     findings.append(bexec.judge_likelihood(block.benchmark, it, scores))
                 ctx.add_findings(findings)
                 bar.advance(len(batch))
+        ctx.record_info(model_calls=model.calls, cached_answers=model.hits)
         return
     chat = ctx.chat(block.model)
     with ctx.progress("asking", len(todo)) as bar:
@@ -136,6 +137,7 @@ def execute(block: BenchmarkBlock, ctx: RunContext) -> None:
             answers = chat.chat([bexec.chat_request(block.benchmark, it, ctx.seed) for it in batch])
             ctx.add_findings([bexec.judge_chat(block.benchmark, it, a.text) for it, a in zip(batch, answers, strict=True)])
             bar.advance(len(batch))
+    ctx.record_info(model_calls=chat.calls, cached_answers=chat.hits)
 
 
 EXAMPLE = """\
