@@ -40,7 +40,9 @@ def test_published_sizes() -> None:
     assert no_target == {"Gender_identity": 408}
     wb = bdata.load("winobias")
     lines = sum(bdata.manifest()["winobias"]["files"][f]["rows"] for f in wb.version)
-    assert lines == 3168 and len(wb.items) >= 3150  # the few sentences whose occupations cannot be read are named
+    assert (
+        lines == 3168 and len(wb.items) >= 3150
+    )  # the few sentences whose occupations cannot be read are named
     assert Counter(i["stereo"] for i in wb.items).keys() == {"pro", "anti"}
 
 

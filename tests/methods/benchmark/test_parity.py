@@ -120,7 +120,11 @@ def test_crows_pairs_matches_lm_eval_and_metric_py() -> None:
     assert got["likelihood_diff"] == pytest.approx(want["likelihood_diff"], abs=1e-9)
     # metric.py's stereo / anti-stereo scores: sent_more more likely, per direction, over non-tied pairs
     for direction in ("stereo", "antistereo"):
-        pairs = [(a, b) for (a, b), it in zip(lls, ds.items, strict=True) if it["direction"] == direction and a != b]
+        pairs = [
+            (a, b)
+            for (a, b), it in zip(lls, ds.items, strict=True)
+            if it["direction"] == direction and a != b
+        ]
         sub = [r for r in rows if r["direction"] == direction and r["score_more"] != r["score_less"]]
         ref = sum(a > b for a, b in pairs) / len(pairs)
         assert metrics.crows_pairs(sub)[f"pct_stereotype_{direction}"] == pytest.approx(ref)

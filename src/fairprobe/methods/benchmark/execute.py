@@ -54,7 +54,9 @@ def key(pair: tuple[str, str]) -> str:
     return json.dumps(list(pair), ensure_ascii=False)
 
 
-def judge_likelihood(name: str, item: dict[str, Any], scores: list[dict[str, float] | None]) -> dict[str, Any]:
+def judge_likelihood(
+    name: str, item: dict[str, Any], scores: list[dict[str, float] | None]
+) -> dict[str, Any]:
     """A finding from the item's scored requests (``None``: an INVALID score)."""
     f = {k: v for k, v in item.items() if k not in ("sentences",)}
     f["mode"] = "likelihood"

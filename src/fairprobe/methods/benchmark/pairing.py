@@ -21,6 +21,8 @@ PAIRING = Pairing(
     cluster=lambda f: str(f.get("cluster", f["id"])),
     slices=lambda f: ["all", str(f.get("category"))],
     invalid=lambda f: bool(f.get("invalid")),
-    outcomes=[Outcome("biased_rate", "binary", lambda f: bool(f.get("biased")), True, "gave the biased answer")],
+    outcomes=[
+        Outcome("biased_rate", "binary", lambda f: bool(f.get("biased")), True, "gave the biased answer")
+    ],
     show=_show,
 )

@@ -50,8 +50,14 @@ class GGUFScorer:
     def __init__(self, path: str, model_id: str, n_ctx: int = 2048, n_threads: int = 1):
         from llama_cpp import Llama
 
-        self._llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, logits_all=True,
-                            verbose=False)
+        self._llama = Llama(
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            n_threads_batch=n_threads,
+            logits_all=True,
+            verbose=False,
+        )
         bos = self._llama.token_bos()
         self._prefix = [bos if bos is not None and bos >= 0 else self._llama.token_eos()]
         self._lock = threading.Lock()
@@ -69,7 +75,9 @@ class GGUFScorer:
         while start > 1 and whole[:start] != ctx[:start]:  # a merge across the boundary
             start -= 1
         if len(whole) > self._llama.n_ctx():
-            raise ModelError(f"a benchmark item of {len(whole)} tokens does not fit the {self._llama.n_ctx()}-token context")
+            raise ModelError(
+                f"a benchmark item of {len(whole)} tokens does not fit the {self._llama.n_ctx()}-token context"
+            )
         with self._lock:
             self._llama.reset()
             self._llama.eval(whole)
@@ -114,7 +122,9 @@ class CompletionsScorer:
                 total += float(value)
                 n += 1
         if n == 0:
-            raise ModelError("the completions server returned no log-probabilities for the continuation (echo unsupported?)")
+            raise ModelError(
+                "the completions server returned no log-probabilities for the continuation (echo unsupported?)"
+            )
         return total, n
 
 
@@ -133,7 +143,9 @@ class HFScorer:
         self._torch = torch
         bos = self._tok.bos_token_id if self._tok.bos_token_id is not None else self._tok.eos_token_id
         self._prefix = [bos] if bos is not None else []
-        self.fingerprint = Fingerprint(backend="hf-loglik", model_id=f"hf:{target}", weights=source, params={})
+        self.fingerprint = Fingerprint(
+            backend="hf-loglik", model_id=f"hf:{target}", weights=source, params={}
+        )
 
     def loglik(self, context: str, continuation: str) -> tuple[float, int]:
         enc = self._tok
@@ -184,7 +196,9 @@ def load_scorer(uri: str) -> ScorerClassifier:
     if u.scheme == "embedded":
         from fairprobe.models.embedded import smollm2_gguf_path
 
-        return ScorerClassifier(GGUFScorer(str(smollm2_gguf_path()), "embedded:smollm2", n_ctx=n_ctx, n_threads=threads))
+        return ScorerClassifier(
+            GGUFScorer(str(smollm2_gguf_path()), "embedded:smollm2", n_ctx=n_ctx, n_threads=threads)
+        )
     if u.scheme == "gguf":
         from pathlib import Path
 
@@ -194,4 +208,6 @@ def load_scorer(uri: str) -> ScorerClassifier:
         return ScorerClassifier(GGUFScorer(str(path), f"gguf:{path.name}", n_ctx=n_ctx, n_threads=threads))
     if u.scheme == "hf":
         return ScorerClassifier(HFScorer(u.target))
-    return ScorerClassifier(CompletionsScorer(u.target, u.fragment, timeout=float(options.get("timeout", 120))))
+    return ScorerClassifier(
+        CompletionsScorer(u.target, u.fragment, timeout=float(options.get("timeout", 120)))
+    )

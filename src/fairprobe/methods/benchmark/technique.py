@@ -25,14 +25,18 @@ class BenchmarkBlock(BlockBase):
     """Score a published bias benchmark (BBQ, CrowS-Pairs, StereoSet, WinoBias, Winogender, DiscrimEval)."""
 
     benchmark: Name = Field(description="bbq, crows-pairs, stereoset, winobias, winogender or discrim-eval")
-    model: str = Field(description="model URI: embedded:smollm2, gguf:PATH, hf:PATH, openai+http://HOST:PORT/v1#M, ...")
+    model: str = Field(
+        description="model URI: embedded:smollm2, gguf:PATH, hf:PATH, openai+http://HOST:PORT/v1#M, ..."
+    )
     data: str | None = Field(
         default=None,
         description="your own copy of the upstream set (a file; a folder for BBQ, WinoBias, Winogender); "
         "default: the vendored copy",
     )
     categories: list[str] = Field(default_factory=list, description="only these categories (bias types)")
-    limit: int | None = Field(default=None, ge=1, description="a seeded subset of N items, stratified by category")
+    limit: int | None = Field(
+        default=None, ge=1, description="a seeded subset of N items, stratified by category"
+    )
     mode: Literal["auto", "likelihood", "chat"] = Field(
         default="auto",
         description="likelihood (log-likelihoods) or chat (multiple choice / yes-no answers); auto: "
@@ -47,8 +51,14 @@ def resolved_mode(block: BenchmarkBlock) -> str:
 
     likely = supports_likelihood(block.model)
     if block.mode == "chat" and block.benchmark in bexec.LIKELIHOOD_ONLY:
-        raise ModelError(f"{block.benchmark} compares sentence likelihoods; it has no chat form (use mode: likelihood)")
-    if block.mode == "likelihood" or (block.mode == "auto" and likely) or block.benchmark in bexec.LIKELIHOOD_ONLY:
+        raise ModelError(
+            f"{block.benchmark} compares sentence likelihoods; it has no chat form (use mode: likelihood)"
+        )
+    if (
+        block.mode == "likelihood"
+        or (block.mode == "auto" and likely)
+        or block.benchmark in bexec.LIKELIHOOD_ONLY
+    ):
         if not likely:
             from fairprobe.methods.benchmark.scoring import load_scorer
 
@@ -135,7 +145,9 @@ def execute(block: BenchmarkBlock, ctx: RunContext) -> None:
         for start in range(0, len(todo), BATCH):
             batch = todo[start : start + BATCH]
             answers = chat.chat([bexec.chat_request(block.benchmark, it, ctx.seed) for it in batch])
-            ctx.add_findings([bexec.judge_chat(block.benchmark, it, a.text) for it, a in zip(batch, answers, strict=True)])
+            ctx.add_findings(
+                [bexec.judge_chat(block.benchmark, it, a.text) for it, a in zip(batch, answers, strict=True)]
+            )
             bar.advance(len(batch))
     ctx.record_info(model_calls=chat.calls, cached_answers=chat.hits)
 
