@@ -69,22 +69,43 @@ class GGUFScorer:
         return list(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else []
 
     def loglik(self, context: str, continuation: str) -> tuple[float, int]:
+        return self.loglik_many(context, [continuation])[0]
+
+    def loglik_many(self, context: str, continuations: list[str]) -> list[tuple[float, int]]:
+        """Scores of several continuations of one context: the context is evaluated once and its KV
+        cache kept (BBQ's three answers, DiscrimEval's yes/no); a whole sentence (empty context) and a
+        continuation whose tokens merge with the context's last token are evaluated whole."""
         ctx = self._prefix + self._tokens(context)
-        whole = self._prefix + self._tokens(context + continuation)
-        start = len(ctx)
-        while start > 1 and whole[:start] != ctx[:start]:  # a merge across the boundary
-            start -= 1
-        if len(whole) > self._llama.n_ctx():
-            raise ModelError(
-                f"a benchmark item of {len(whole)} tokens does not fit the {self._llama.n_ctx()}-token context"
-            )
+        base = len(ctx)
+        out = []
         with self._lock:
-            self._llama.reset()
-            self._llama.eval(whole)
-            logits = np.asarray(self._llama.scores[: len(whole)], dtype=np.float64)
-        logp = _log_softmax(logits[start - 1 : len(whole) - 1])
-        picked = logp[np.arange(len(whole) - start), whole[start:]]
-        return float(picked.sum()), len(whole) - start
+            fresh = True
+            for continuation in continuations:
+                whole = self._prefix + self._tokens(context + continuation)
+                if len(whole) > self._llama.n_ctx():
+                    raise ModelError(
+                        f"a benchmark item of {len(whole)} tokens does not fit the "
+                        f"{self._llama.n_ctx()}-token context"
+                    )
+                if context and whole[:base] == ctx and len(whole) > base:
+                    if fresh:
+                        self._llama.reset()
+                        self._llama.eval(ctx)
+                        fresh = False
+                    self._llama.n_tokens = base  # keep the context's KV cache, drop the last continuation
+                    self._llama.eval(whole[base:])
+                    start = base
+                else:  # a merge across the boundary: score the whole sequence from scratch
+                    start = base
+                    while start > 1 and whole[:start] != ctx[:start]:
+                        start -= 1
+                    self._llama.reset()
+                    self._llama.eval(whole)
+                    fresh = True
+                logits = np.asarray(self._llama.scores[start - 1 : len(whole) - 1], dtype=np.float64)
+                picked = _log_softmax(logits)[np.arange(len(whole) - start), whole[start:]]
+                out.append((float(picked.sum()), len(whole) - start))
+        return out
 
 
 class CompletionsScorer:
@@ -167,17 +188,22 @@ class ScorerClassifier:
         self.fingerprint = scorer.fingerprint
 
     def predict(self, texts: list[str]) -> list[Prediction]:
-        out = []
-        for text in texts:
-            context, continuation = json.loads(text)
+        requests = [json.loads(t) for t in texts]
+        by_context: dict[str, list[int]] = {}
+        for i, (context, _) in enumerate(requests):
+            by_context.setdefault(context, []).append(i)
+        out: list[Prediction] = [Prediction(frozenset([INVALID]))] * len(texts)
+        many = getattr(self.scorer, "loglik_many", None)
+        for context, indices in by_context.items():
+            conts = [requests[i][1] for i in indices]
             try:
-                logprob, tokens = self.scorer.loglik(context, continuation)
+                scores = many(context, conts) if many else [self.scorer.loglik(context, c) for c in conts]
             except ModelError as exc:
-                if "does not fit" in str(exc):
-                    out.append(Prediction(frozenset([INVALID])))
-                    continue
-                raise
-            out.append(Prediction(frozenset(["scored"]), {"logprob": logprob, "tokens": float(tokens)}))
+                if "does not fit" not in str(exc):
+                    raise
+                continue  # too long for the context: INVALID, counted apart
+            for i, (logprob, tokens) in zip(indices, scores, strict=True):
+                out[i] = Prediction(frozenset(["scored"]), {"logprob": logprob, "tokens": float(tokens)})
         return out
 
 
