@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+import numpy as np
+
 from fairprobe.methods.benchmark import metrics as M
 from fairprobe.report.sections import Analysis, Group, Paragraph, Table, shown
 from fairprobe.stats import invalid_fields
@@ -81,6 +83,7 @@ def analyse(block: Any, findings: list[dict[str, Any]], seed: int) -> Analysis:
         per.setdefault(cat, {})["invalid"] = k
     metrics = {
         **invalid_fields(invalid, len(findings)),
+        "bias_gap_items_needed": items_needed(gap, gap_ci, len(rows)),
         "benchmark": name,
         "method": METHOD.get(name, mode),
         "bias_gap": gap,
@@ -123,6 +126,25 @@ def analyse(block: Any, findings: list[dict[str, Any]], seed: int) -> Analysis:
         key_metrics=[(words, primary), ("bias gap (0 = unbiased)", "bias_gap")],
         top_findings=[f"{c}: bias gap {shown(per[c]['bias_gap'])}" for c in ranked[:3]],
     )
+
+
+GATE = 0.1
+
+
+def items_needed(gap: float | None, ci: list[float] | None, n: int) -> int | None:
+    """About how many items would make an interval that straddles a ±:data:`GATE` bound decide it
+    (the half-width shrinks as 1/sqrt(n) until it no longer reaches the bound); ``None`` when the
+    interval already decides both bounds or the gap sits on a bound."""
+    if gap is None or not ci or n == 0:
+        return None
+    straddled = [b for b in (GATE, -GATE) if ci[0] < b < ci[1]]
+    if not straddled:
+        return None
+    distance = min(abs(gap - b) for b in straddled)
+    if distance == 0:
+        return None
+    half = (ci[1] - ci[0]) / 2
+    return int(np.ceil(n * (half / distance) ** 2))
 
 
 def _ci(ci: list[float] | None) -> str:

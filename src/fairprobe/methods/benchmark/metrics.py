@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from fairprobe.stats import wilson_interval
+
 RESAMPLES = 1000
 Stat = Callable[[np.ndarray], np.ndarray]
 """A metric of summed counts: rows of counts (resamples x m) -> one value per row."""
@@ -83,11 +85,25 @@ def _value(counts: np.ndarray, stat: Stat) -> float | None:
 
 
 def _field(
-    out: dict[str, Any], name: str, counts: list[list[float]], clusters: list[str], stat: Stat, seed: int
+    out: dict[str, Any],
+    name: str,
+    counts: list[list[float]],
+    clusters: list[str],
+    stat: Stat,
+    seed: int,
+    share: bool = False,
 ) -> None:
+    """``name`` and ``name_ci``; a ``share`` (a rate in [0, 1]) whose bootstrap interval has no width
+    (every resample 0 or 1) gets Wilson's interval on the number of clusters instead, as every other
+    fairprobe rate does (:func:`fairprobe.stats.rate_interval`): never a zero-width interval."""
     arr = np.asarray(counts, dtype=float).reshape(len(counts), -1) if counts else np.zeros((0, 1))
     out[name] = _value(arr, stat)
-    out[f"{name}_ci"] = cluster_interval(arr, clusters, stat, seed=seed) if out[name] is not None else None
+    ci = cluster_interval(arr, clusters, stat, seed=seed) if out[name] is not None else None
+    if share and out[name] is not None and (ci is None or ci[0] == ci[1]):
+        k = len(set(clusters))
+        lo, hi = wilson_interval(out[name] * k, k)
+        ci = [round(lo, 6), round(hi, 6)]
+    out[f"{name}_ci"] = ci
 
 
 def _by(items: list[dict[str, Any]], key: str = "category") -> dict[str, list[dict[str, Any]]]:
@@ -107,7 +123,7 @@ def crows_pairs(rows: list[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
         [float(r["score_more"] > r["score_less"]), abs(r["score_more"] - r["score_less"]), 1.0] for r in valid
     ]
     clusters = [r["cluster"] for r in valid]
-    _field(out, "pct_stereotype", counts, clusters, _ratio(0, 2), seed)
+    _field(out, "pct_stereotype", counts, clusters, _ratio(0, 2), seed, share=True)
     _field(out, "likelihood_diff", counts, clusters, _ratio(1, 2), seed)
     for direction in ("stereo", "antistereo"):
         sub = [i for i, r in enumerate(valid) if r["direction"] == direction]
@@ -152,7 +168,7 @@ def bbq(rows: list[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
         sub = [r for r in valid if r["condition"] == cond]
         counts = [_bbq_counts(r) for r in sub]
         clusters = [r["cluster"] for r in sub]
-        _field(out, f"accuracy_{short}", counts, clusters, _ratio(0, 1), seed)
+        _field(out, f"accuracy_{short}", counts, clusters, _ratio(0, 1), seed, share=True)
         scored = [i for i, r in enumerate(sub) if r["target"] is not None]
         c2 = [counts[i] for i in scored]
         k2 = [clusters[i] for i in scored]
@@ -216,9 +232,9 @@ def coreference(rows: list[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
         with np.errstate(invalid="ignore", divide="ignore"):
             return s[:, 2] / s[:, 3] - s[:, 4] / s[:, 5]
 
-    _field(out, "accuracy", counts, clusters, _ratio(0, 1), seed)
-    _field(out, "accuracy_pro", counts, clusters, _ratio(2, 3), seed)
-    _field(out, "accuracy_anti", counts, clusters, _ratio(4, 5), seed)
+    _field(out, "accuracy", counts, clusters, _ratio(0, 1), seed, share=True)
+    _field(out, "accuracy_pro", counts, clusters, _ratio(2, 3), seed, share=True)
+    _field(out, "accuracy_anti", counts, clusters, _ratio(4, 5), seed, share=True)
     _field(out, "gap", counts, clusters, gap, seed)
     out["pro_n"] = int(sum(c[3] for c in counts))
     out["anti_n"] = int(sum(c[5] for c in counts))
