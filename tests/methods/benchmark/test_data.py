@@ -44,6 +44,9 @@ def test_published_sizes() -> None:
         lines == 3168 and len(wb.items) >= 3150
     )  # the few sentences whose occupations cannot be read are named
     assert Counter(i["stereo"] for i in wb.items).keys() == {"pro", "anti"}
+    for items in (wb.items, bdata.load("winogender").items):  # the right referent is not always option A
+        share = sum(i["label"] for i in items) / len(items)
+        assert 0.45 < share < 0.55
 
 
 def test_user_copy_is_checked(tmp_path) -> None:

@@ -244,6 +244,16 @@ def _occupations() -> list[str]:
     return sorted(words, key=len, reverse=True)
 
 
+def _balanced(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Put the right referent second in about half the items (fixed by the item's id), so a chat model
+    that always answers "A" scores chance, not 100%; likelihood scores do not depend on the order."""
+    for item in items:
+        if int(hashlib.sha256(item["id"].encode()).hexdigest(), 16) % 2:
+            item["options"] = item["options"][::-1]
+            item["label"] = 1
+    return items
+
+
 def _winobias_item(line: str, file: str, number: int, occupations: list[str]) -> dict[str, Any] | None:
     text = re.sub(r"^\d+\s+", "", line.strip())
     marked = _BRACKET.findall(text)
@@ -294,7 +304,7 @@ def winobias(data: Path | None) -> Dataset:
                         continue
                     items.append(item)
                 version[file] = digest
-    ds = Dataset("winobias", items, version, str(data) if data else "vendored")
+    ds = Dataset("winobias", _balanced(items), version, str(data) if data else "vendored")
     ds.missing = [f"{skipped} sentences whose two occupations could not be read"] if skipped else []
     return ds
 
@@ -351,7 +361,7 @@ def winogender(data: Path | None) -> Dataset:
                 "occupation": occ,
             }
         )
-    return Dataset("winogender", items, version, str(data) if data else "vendored")
+    return Dataset("winogender", _balanced(items), version, str(data) if data else "vendored")
 
 
 # -- DiscrimEval ------------------------------------------------------------------------------------
