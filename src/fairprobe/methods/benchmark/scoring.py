@@ -4,10 +4,12 @@ lm-evaluation-harness's ``loglikelihood`` requests compute it (the likelihood be
 - ``embedded:smollm2`` / ``gguf:PATH``: in-process llama.cpp, logits of every position
   (``logits_all``); the sequence starts with the model's BOS token (its EOS when it has none, as
   lm-eval's HF model prefixes an empty context), so the first word is scored too.
-- ``openai+http(s)://HOST:PORT/v1#MODEL``: an OpenAI-compatible ``/v1/completions`` server (llama.cpp,
-  vLLM) asked with ``echo`` and ``logprobs``, lm-eval's ``gguf``/``local-completions`` method: the
-  echoed prompt tokens whose offset is at or after the context's end are summed (a first prompt
-  token has no log-probability and is left out).
+- ``openai+http(s)://HOST:PORT/v1#MODEL``: an OpenAI-compatible ``/v1/completions`` server (vLLM)
+  asked with ``echo`` and ``logprobs``, lm-eval's ``gguf``/``local-completions`` method: the echoed
+  prompt tokens whose offset is at or after the context's end are summed (a first prompt token has
+  no log-probability and is left out). llama-cpp-python's server (0.3.x) is refused: its echoed
+  log-probabilities are shifted by one token (" of" after "The capital" at -10.5 instead of the
+  in-process -0.75).
 - ``hf:PATH``: a Hugging Face causal LM (transformers), same sum as the in-process GGUF.
 
 A chat-only model (``openai:``, ``py-chat:``) has no likelihood: :func:`load_scorer` refuses it with
@@ -122,10 +124,16 @@ class CompletionsScorer:
 
     def _served_id(self) -> str:
         try:
-            data = self._client.get("/models").json()
-            return ",".join(sorted(m.get("id", "") for m in data.get("data", []))) or self.model
+            models = self._client.get("/models").json().get("data", [])
         except Exception as exc:  # noqa: BLE001 - any transport error is one line
             raise ModelError(f"cannot reach the completions server {self._client.base_url}: {exc}") from None
+        if any(m.get("owned_by") == "me" for m in models):  # llama-cpp-python's server names itself so
+            raise ModelError(
+                "llama-cpp-python's server returns echo log-probabilities shifted by one token (measured "
+                "against in-process llama.cpp on the same GGUF), so its likelihoods are wrong; score the "
+                "same file in-process with gguf:PATH, or serve it with vLLM"
+            )
+        return ",".join(sorted(m.get("id", "") for m in models)) or self.model
 
     def loglik(self, context: str, continuation: str) -> tuple[float, int]:
         body = {"model": self.model, "prompt": context + continuation, "max_tokens": 1, "echo": True,
