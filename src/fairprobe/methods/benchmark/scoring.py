@@ -1,0 +1,247 @@
+"""Log-likelihood scorers: ``log P(continuation | context)`` summed over the continuation's tokens, as
+lm-evaluation-harness's ``loglikelihood`` requests compute it (the likelihood benchmarks need it).
+
+- ``embedded:smollm2`` / ``gguf:PATH``: in-process llama.cpp, logits of every position
+  (``logits_all``); the sequence starts with the model's BOS token (its EOS when it has none, as
+  lm-eval's HF model prefixes an empty context), so the first word is scored too.
+- ``openai+http(s)://HOST:PORT/v1#MODEL``: an OpenAI-compatible ``/v1/completions`` server (vLLM)
+  asked with ``echo`` and ``logprobs``, lm-eval's ``gguf``/``local-completions`` method: the echoed
+  prompt tokens whose offset is at or after the context's end are summed (a first prompt token has
+  no log-probability and is left out). llama-cpp-python's server (0.3.x) is refused: its echoed
+  log-probabilities are shifted by one token (" of" after "The capital" at -10.5 instead of the
+  in-process -0.75).
+- ``hf:PATH``: a Hugging Face causal LM (transformers), same sum as the in-process GGUF.
+
+A chat-only model (``openai:``, ``py-chat:``) has no likelihood: :func:`load_scorer` refuses it with
+one line. Scores are cached through the run's store like every model answer: the scorer is wrapped
+as a classifier whose input is the JSON ``[context, continuation]`` and whose scores are
+``logprob`` and ``tokens``, so a cached re-run asks the model nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import numpy as np
+
+from fairprobe.errors import ModelError
+from fairprobe.models.base import INVALID, Fingerprint, Prediction
+from fairprobe.models.hashing import file_sha256
+from fairprobe.models.uri import parse_uri, split_query
+
+LIKELIHOOD_SCHEMES = ("embedded", "gguf", "openai+http", "openai+https", "hf")
+
+
+def supports_likelihood(uri: str) -> bool:
+    u = parse_uri(uri)
+    if u.scheme == "embedded":
+        return u.target == "smollm2"
+    return u.scheme in LIKELIHOOD_SCHEMES
+
+
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    m = logits.max(axis=-1, keepdims=True)
+    return logits - m - np.log(np.exp(logits - m).sum(axis=-1, keepdims=True))
+
+
+class GGUFScorer:
+    """In-process llama.cpp log-likelihoods of a ``.gguf`` file."""
+
+    def __init__(self, path: str, model_id: str, n_ctx: int = 2048, n_threads: int = 1):
+        from llama_cpp import Llama
+
+        self._llama = Llama(
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            n_threads_batch=n_threads,
+            logits_all=True,
+            verbose=False,
+        )
+        bos = self._llama.token_bos()
+        self._prefix = [bos if bos is not None and bos >= 0 else self._llama.token_eos()]
+        self._lock = threading.Lock()
+        self.fingerprint = Fingerprint(
+            backend="gguf-loglik", model_id=model_id, weights=file_sha256(path), params={"prefix": "bos"}
+        )
+
+    def _tokens(self, text: str) -> list[int]:
+        return list(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else []
+
+    def loglik(self, context: str, continuation: str) -> tuple[float, int]:
+        return self.loglik_many(context, [continuation])[0]
+
+    def loglik_many(self, context: str, continuations: list[str]) -> list[tuple[float, int]]:
+        """Scores of several continuations of one context: the context is evaluated once and its KV
+        cache kept (BBQ's three answers, DiscrimEval's yes/no); a whole sentence (empty context) and a
+        continuation whose tokens merge with the context's last token are evaluated whole."""
+        ctx = self._prefix + self._tokens(context)
+        base = len(ctx)
+        out = []
+        with self._lock:
+            fresh = True
+            for continuation in continuations:
+                whole = self._prefix + self._tokens(context + continuation)
+                if len(whole) > self._llama.n_ctx():
+                    raise ModelError(
+                        f"a benchmark item of {len(whole)} tokens does not fit the "
+                        f"{self._llama.n_ctx()}-token context"
+                    )
+                if context and whole[:base] == ctx and len(whole) > base:
+                    if fresh:
+                        self._llama.reset()
+                        self._llama.eval(ctx)
+                        fresh = False
+                    self._llama.n_tokens = base  # keep the context's KV cache, drop the last continuation
+                    self._llama.eval(whole[base:])
+                    start = base
+                else:  # a merge across the boundary: score the whole sequence from scratch
+                    start = base
+                    while start > 1 and whole[:start] != ctx[:start]:
+                        start -= 1
+                    self._llama.reset()
+                    self._llama.eval(whole)
+                    fresh = True
+                logits = np.asarray(self._llama.scores[start - 1 : len(whole) - 1], dtype=np.float64)
+                picked = _log_softmax(logits)[np.arange(len(whole) - start), whole[start:]]
+                out.append((float(picked.sum()), len(whole) - start))
+        return out
+
+
+class CompletionsScorer:
+    """``/v1/completions`` with ``echo`` + ``logprobs`` (llama.cpp server, vLLM)."""
+
+    def __init__(self, base_url: str, model: str, timeout: float = 120.0):
+        import httpx
+
+        self._client = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
+        self.model = model
+        self.fingerprint = Fingerprint(
+            backend="completions-loglik", model_id=f"{base_url}#{model}", weights=self._served_id(), params={}
+        )
+
+    def _served_id(self) -> str:
+        try:
+            models = self._client.get("/models").json().get("data", [])
+        except Exception as exc:  # noqa: BLE001 - any transport error is one line
+            raise ModelError(f"cannot reach the completions server {self._client.base_url}: {exc}") from None
+        if any(m.get("owned_by") == "me" for m in models):  # llama-cpp-python's server names itself so
+            raise ModelError(
+                "llama-cpp-python's server returns echo log-probabilities shifted by one token (measured "
+                "against in-process llama.cpp on the same GGUF), so its likelihoods are wrong; score the "
+                "same file in-process with gguf:PATH, or serve it with vLLM"
+            )
+        return ",".join(sorted(m.get("id", "") for m in models)) or self.model
+
+    def loglik(self, context: str, continuation: str) -> tuple[float, int]:
+        body = {"model": self.model, "prompt": context + continuation, "max_tokens": 1, "echo": True,
+                "logprobs": 1, "temperature": 0.0}  # fmt: skip
+        resp = self._client.post("/completions", json=body)
+        if resp.status_code != 200:
+            raise ModelError(f"the completions server answered {resp.status_code}: {resp.text[:200]}")
+        lp = resp.json()["choices"][0]["logprobs"]
+        end = len(context) + len(continuation)
+        total, n = 0.0, 0
+        for offset, value in zip(lp["text_offset"], lp["token_logprobs"], strict=False):
+            if offset >= end:
+                break
+            if offset >= len(context) and value is not None:
+                total += float(value)
+                n += 1
+        if n == 0:
+            raise ModelError(
+                "the completions server returned no log-probabilities for the continuation (echo unsupported?)"
+            )
+        return total, n
+
+
+class HFScorer:
+    """A transformers causal LM (local path or hub id)."""
+
+    def __init__(self, target: str):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from fairprobe.models.hf_backend import resolve_source
+
+        source, _local = resolve_source(target)
+        self._tok = AutoTokenizer.from_pretrained(source)
+        self._model = AutoModelForCausalLM.from_pretrained(source).eval()
+        self._torch = torch
+        bos = self._tok.bos_token_id if self._tok.bos_token_id is not None else self._tok.eos_token_id
+        self._prefix = [bos] if bos is not None else []
+        self.fingerprint = Fingerprint(
+            backend="hf-loglik", model_id=f"hf:{target}", weights=source, params={}
+        )
+
+    def loglik(self, context: str, continuation: str) -> tuple[float, int]:
+        enc = self._tok
+        ctx = self._prefix + (enc(context, add_special_tokens=False)["input_ids"] if context else [])
+        whole = self._prefix + enc(context + continuation, add_special_tokens=False)["input_ids"]
+        start = max(1, len(ctx))
+        with self._torch.no_grad():
+            logits = self._model(self._torch.tensor([whole])).logits[0].double().numpy()
+        logp = _log_softmax(logits[start - 1 : len(whole) - 1])
+        return float(logp[np.arange(len(whole) - start), whole[start:]].sum()), len(whole) - start
+
+
+class ScorerClassifier:
+    """A scorer behind the :class:`~fairprobe.models.base.Classifier` protocol, so the run's cache
+    stores its answers: input ``json.dumps([context, continuation])``, scores ``logprob``/``tokens``."""
+
+    def __init__(self, scorer: Any):
+        self.scorer = scorer
+        self.fingerprint = scorer.fingerprint
+
+    def predict(self, texts: list[str]) -> list[Prediction]:
+        requests = [json.loads(t) for t in texts]
+        by_context: dict[str, list[int]] = {}
+        for i, (context, _) in enumerate(requests):
+            by_context.setdefault(context, []).append(i)
+        out: list[Prediction] = [Prediction(frozenset([INVALID]))] * len(texts)
+        many = getattr(self.scorer, "loglik_many", None)
+        for context, indices in by_context.items():
+            conts = [requests[i][1] for i in indices]
+            try:
+                scores = many(context, conts) if many else [self.scorer.loglik(context, c) for c in conts]
+            except ModelError as exc:
+                if "does not fit" not in str(exc):
+                    raise
+                continue  # too long for the context: INVALID, counted apart
+            for i, (logprob, tokens) in zip(indices, scores, strict=True):
+                out[i] = Prediction(frozenset(["scored"]), {"logprob": logprob, "tokens": float(tokens)})
+        return out
+
+
+def load_scorer(uri: str) -> ScorerClassifier:
+    """The log-likelihood scorer of ``uri``; one-line :class:`ModelError` for a chat-only model."""
+    text, options = split_query(uri)
+    u = parse_uri(text)
+    if not supports_likelihood(uri):
+        raise ModelError(
+            f"{u.shown} is a chat-only model: this benchmark scores sentence log-likelihoods, which a chat "
+            "endpoint does not return; use embedded:smollm2, gguf:PATH, hf:PATH or an OpenAI-compatible "
+            "/v1/completions server (openai+http://HOST:PORT/v1#MODEL)"
+        )
+    n_ctx = int(options.get("n_ctx", 2048))
+    threads = int(options.get("n_threads", 1))  # 1: on a shared, loaded CPU, 2 threads ran 8x slower
+    if u.scheme == "embedded":
+        from fairprobe.models.embedded import smollm2_gguf_path
+
+        return ScorerClassifier(
+            GGUFScorer(str(smollm2_gguf_path()), "embedded:smollm2", n_ctx=n_ctx, n_threads=threads)
+        )
+    if u.scheme == "gguf":
+        from pathlib import Path
+
+        path = Path(u.target).expanduser()
+        if not path.is_file():
+            raise ModelError(f"GGUF file {path} does not exist; give the path of a .gguf model file")
+        return ScorerClassifier(GGUFScorer(str(path), f"gguf:{path.name}", n_ctx=n_ctx, n_threads=threads))
+    if u.scheme == "hf":
+        return ScorerClassifier(HFScorer(u.target))
+    return ScorerClassifier(
+        CompletionsScorer(u.target, u.fragment, timeout=float(options.get("timeout", 120)))
+    )
