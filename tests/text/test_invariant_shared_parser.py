@@ -59,6 +59,8 @@ def test_a_hinter_run_with_the_person_check_and_the_invariant_loads_one_pipeline
     both = HInterBlock(model="py:m:f", attributes=["race", "gender"], invariant=True)
     assert needs_person_check(d, both)
     assert checker_for(d, both, 1)._nlp is person_parser(both.spacy_model)
-    alone = HInterBlock(model="py:m:f", attributes=["race", "gender"], invariant=True, person_adjectives=False)
+    alone = HInterBlock(
+        model="py:m:f", attributes=["race", "gender"], invariant=True, person_adjectives=False
+    )
     assert not needs_person_check(d, alone)
     assert "ner" not in checker_for(d, alone, 1)._nlp.pipe_names  # no recogniser loaded for nothing

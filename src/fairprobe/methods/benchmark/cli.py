@@ -6,13 +6,12 @@ from typing import Any
 
 import typer
 
-from fairprobe.cli_build import cli_fields, technique_command
+from fairprobe.cli.build import cli_fields, technique_command
+from fairprobe.methods.benchmark.block import BenchmarkBlock
 from fairprobe.methods.benchmark.data import NAMES
 
 
 def add_commands(app: typer.Typer) -> None:
-    from fairprobe.methods.benchmark.technique import BenchmarkBlock
-
     bench_app = typer.Typer(
         help="Score a published bias benchmark as its authors do, with 95% intervals.", no_args_is_help=True
     )

@@ -4,46 +4,18 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any
 
 from fairprobe.errors import DataError, ModelError
 from fairprobe.methods.benchmark import data as bdata
 from fairprobe.methods.benchmark import execute as bexec
 from fairprobe.methods.benchmark.analysis import analyse
+from fairprobe.methods.benchmark.block import BenchmarkBlock
 from fairprobe.methods.benchmark.pairing import PAIRING
-from fairprobe.registry import Technique
-from fairprobe.runner import RunContext
-from fairprobe.spec import BlockBase
+from fairprobe.technique.context import RunContext
+from fairprobe.technique.registry import Technique
 
-Name = Literal["bbq", "crows-pairs", "stereoset", "winobias", "winogender", "discrim-eval"]
 BATCH = 64
-
-
-class BenchmarkBlock(BlockBase):
-    """Score a published bias benchmark (BBQ, CrowS-Pairs, StereoSet, WinoBias, Winogender, DiscrimEval)."""
-
-    benchmark: Name = Field(description="bbq, crows-pairs, stereoset, winobias, winogender or discrim-eval")
-    model: str = Field(
-        description="model URI: embedded:smollm2, gguf:PATH, hf:PATH, openai+http://HOST:PORT/v1#M, ..."
-    )
-    data: str | None = Field(
-        default=None,
-        description="your own copy of the upstream set (a file; a folder for BBQ, WinoBias, Winogender); "
-        "default: the vendored copy",
-    )
-    categories: list[str] = Field(default_factory=list, description="only these categories (bias types)")
-    limit: int | None = Field(
-        default=None, ge=1, description="a seeded subset of N items, stratified by category"
-    )
-    mode: Literal["auto", "likelihood", "chat"] = Field(
-        default="auto",
-        description="likelihood (log-likelihoods) or chat (multiple choice / yes-no answers); auto: "
-        "likelihood when the model gives log-likelihoods",
-    )
-
-    input_files = frozenset({"data"})
 
 
 def resolved_mode(block: BenchmarkBlock) -> str:
