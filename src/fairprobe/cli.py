@@ -10,11 +10,30 @@ Exit codes (:mod:`fairprobe.verdict`):
   folder, or to a temporary file outside a run).
 """
 
+# ruff: noqa: E402 - the start-up Ctrl-C handler is installed before the slow imports below
+
 from __future__ import annotations
+
+import os
+import signal
+import sys
+
+
+def _interrupted_at_start(signum, frame):  # type: ignore[no-untyped-def]
+    """Ctrl-C while Python still imports the command line (about the first second): one line, 130."""
+    sys.stderr.write("interrupted: stopped while starting; nothing was written\n")
+    sys.stderr.flush()
+    os._exit(130)
+
+
+# The command line, not a library import; a SIGINT ignored by the shell (a background job) stays so.
+if os.path.basename(sys.argv[0]).startswith("fairprobe") and signal.getsignal(signal.SIGINT) is (
+    signal.default_int_handler
+):
+    signal.signal(signal.SIGINT, _interrupted_at_start)
 
 import dataclasses
 import json
-import sys
 from importlib.resources import files
 from pathlib import Path
 from typing import Annotated
@@ -221,7 +240,7 @@ def init(
     """Write a commented example spec with one block per installed technique: every option with its
     default and help (from the technique's block), the first block active."""
     from fairprobe.cli_docs import spec_template
-    from fairprobe.readers import check_output_file
+    from fairprobe.outputs import check_output_file
     from fairprobe.registry import techniques
 
     check_output_file(path, "spec path")
@@ -268,10 +287,23 @@ def _check_out_options(argv: list[str]) -> None:
 
 
 def main() -> None:
+    from fairprobe import interrupts
+
+    interrupts.install()  # from here on a Ctrl-C is recorded as the user's, and raises KeyboardInterrupt
     try:
         _check_out_options(sys.argv[1:])
         _add_technique_commands()
         app()
+    except KeyboardInterrupt:  # outside a command (while its options were read or commands added)
+        _stop("interrupted", "stopped by Ctrl-C before any work; nothing was written", 130)
+    except SystemExit as exc:
+        if exc.code == 130 and interrupts.user_pressed():  # Typer turns Ctrl-C into a silent exit 130
+            _stop(
+                "interrupted",
+                "stopped by Ctrl-C; files are written whole or not at all, so run the command again",
+                130,
+            )
+        raise
     except RunInterrupted as exc:
         _stop("interrupted", str(exc), exc.exit_code)
     except FairprobeError as exc:

@@ -138,7 +138,7 @@ def export(run_dir: Path, fmt: str = "jsonl", output: Path | None = None) -> tup
     """Write the findings of ``run_dir`` in ``fmt`` to ``output`` (default: ``findings.<fmt>`` in the
     run folder, recorded in its manifest; ``-``: standard output, jsonl and csv only). Returns the
     path written (``None`` for standard output) and the number of findings."""
-    from fairprobe.readers import check_output_file
+    from fairprobe.outputs import check_output_file
     from fairprobe.registry import get as get_technique
     from fairprobe.report.writers import write_json_lines
     from fairprobe.runfolder import claim, open_locked

@@ -18,7 +18,14 @@ from typing import Any
 
 from fairprobe._version import __version__
 from fairprobe.caching import CachedChatModel, CachedClassifier
-from fairprobe.errors import DataError, FairprobeError, InternalError, RunInterrupted, RunStateError
+from fairprobe.errors import (
+    DataError,
+    FairprobeError,
+    InternalError,
+    ModelError,
+    RunInterrupted,
+    RunStateError,
+)
 from fairprobe.export import stored_findings, write_jsonl_if_small
 from fairprobe.gates import explainer
 from fairprobe.models.redact import redact_secrets, redact_uri
@@ -283,7 +290,9 @@ def run_block(
             if isinstance(exc, RunInterrupted)
             else f"it stopped at an error: {exc}"
         )
-        _partial_reports(run_dir, store, why)
+        # A model that fails (or exits) at its first call still gets its reports: a CI job reads
+        # junit.xml and summary.json, and must see "incomplete", never no report at all.
+        _partial_reports(run_dir, store, why, always=isinstance(exc, ModelError))
         raise
     except Exception as exc:
         # A bug: the traceback goes to the run folder, one line to the screen (exit 3).
@@ -305,12 +314,16 @@ def run_block(
     return RunOutcome(run_dir, summary)
 
 
-def _partial_reports(run_dir: Path, store: Store, why: str) -> None:
+def _partial_reports(run_dir: Path, store: Store, why: str, *, always: bool = False) -> None:
     """Reports of a run that stopped early, with the verdict "incomplete" and why it stopped. A run
-    that recorded nothing (stopped at an input error) writes none: there is nothing to show."""
+    that recorded nothing (stopped at an input error) writes none, unless ``always`` (the model under
+    test failed: the reports say so). ``why`` is stored redacted: a model's exception text may hold
+    a URI's password or an echoed ``Authorization`` header."""
+    from fairprobe.models.redact import redact_secrets
+
     try:
-        store.set_meta(stopped=why)
-        if not recorded_nothing(store, run_dir):
+        store.set_meta(stopped=redact_secrets(why))
+        if always or not recorded_nothing(store, run_dir):
             render_reports(run_dir, store=store, complete=False)
     except Exception:  # noqa: BLE001 - the original error matters more than a partial report
         pass

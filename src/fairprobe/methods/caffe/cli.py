@@ -80,7 +80,7 @@ def add_commands(app: typer.Typer) -> None:
         """Build the knowledge base of (topic, disadvantaged group, advantaged group, bias type) triples."""
         from fairprobe.errors import UsageError
         from fairprobe.methods.caffe.kb import build_kb, load_kb, write_kb
-        from fairprobe.readers import check_output_file
+        from fairprobe.outputs import check_output_file
 
         if output is None:
             raise UsageError("fairprobe caffe kb build needs --output: the knowledge base JSONL to write")
@@ -133,7 +133,7 @@ def add_commands(app: typer.Typer) -> None:
         )
         from fairprobe.methods.caffe.kb import build_kb, load_kb, retopic
         from fairprobe.progress import ProgressReporter
-        from fairprobe.readers import check_output_file
+        from fairprobe.outputs import check_output_file
         from fairprobe.streaming import AppendLog, in_flight
 
         if not values["case"]:

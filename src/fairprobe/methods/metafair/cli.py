@@ -98,7 +98,7 @@ def add_commands(app: typer.Typer) -> None:
         from fairprobe.methods.metafair import generator as gen
         from fairprobe.methods.metafair.relations import select_dimensions, select_relations
         from fairprobe.progress import ProgressReporter
-        from fairprobe.readers import check_output_file
+        from fairprobe.outputs import check_output_file
         from fairprobe.streaming import AppendLog, in_flight
 
         generator = values["generator"]
@@ -206,7 +206,7 @@ def add_commands(app: typer.Typer) -> None:
         from fairprobe.cli_build import validated
         from fairprobe.methods.metafair.judge_eval import evaluate_controls, evaluate_group, read_labels
         from fairprobe.oracles.llm_judge import LLMJudge
-        from fairprobe.readers import check_output_file
+        from fairprobe.outputs import check_output_file
 
         repeat = validated(MetaFairBlock, {"repeat": judgements}, {"repeat": typed["judgements"]})["repeat"]
         temperature, max_tokens = values["judge_temperature"], values["judge_max_tokens"]
