@@ -10,30 +10,11 @@ Exit codes (:mod:`fairprobe.verdict`):
   folder, or to a temporary file outside a run).
 """
 
-# ruff: noqa: E402 - the start-up Ctrl-C handler is installed before the slow imports below
-
 from __future__ import annotations
-
-import os
-import signal
-import sys
-
-
-def _interrupted_at_start(signum, frame):  # type: ignore[no-untyped-def]
-    """Ctrl-C while Python still imports the command line (about the first second): one line, 130."""
-    sys.stderr.write("interrupted: stopped while starting; nothing was written\n")
-    sys.stderr.flush()
-    os._exit(130)
-
-
-# The command line, not a library import; a SIGINT ignored by the shell (a background job) stays so.
-if os.path.basename(sys.argv[0]).startswith("fairprobe") and signal.getsignal(signal.SIGINT) is (
-    signal.default_int_handler
-):
-    signal.signal(signal.SIGINT, _interrupted_at_start)
 
 import dataclasses
 import json
+import sys
 from importlib.resources import files
 from pathlib import Path
 from typing import Annotated

@@ -139,12 +139,13 @@ def _check_reserved(run_dir: Path, store: Store) -> None:
             )
 
 
-def open_locked(run_dir: Path) -> Store:
+def open_locked(run_dir: Path, *, shared: bool = False) -> Store:
     """The folder's ``run.db``, with the folder locked for as long as the store is open (a second
-    run, or a ``report`` of a live run, fails at once naming the PID that holds it)."""
+    run, or a ``report`` of a live run, fails at once naming the PID that holds it). ``shared``: a
+    reader's lock (a comparison), held by several readers at once but never beside a run."""
     from fairprobe.store import RunLock
 
-    lock = RunLock(run_dir).acquire()
+    lock = RunLock(run_dir, shared=shared).acquire()
     try:
         store = Store(run_dir / "run.db")
     except BaseException:
@@ -183,6 +184,11 @@ def open_run(spec: BlockSpec, run_dir: Path, *, overwrite: bool = False) -> Stor
         raise RunStateError(f"cannot create run folder {run_dir}: {exc.strerror}; check --out") from None
     store = open_locked(run_dir)
     try:
+        from fairprobe.report.writers import remove_stale_temps
+
+        # A run killed between a report's temporary file and its rename left it; the lock says no
+        # live writer owns it.
+        remove_stale_temps(run_dir, (*RUN_ARTEFACTS, "findings.csv", "findings.parquet"))
         adopt_legacy(run_dir, store)
         previous = store.get_meta("spec_hash")
         if previous is not None and previous != spec_hash:

@@ -14,11 +14,18 @@ from fairprobe.result import Run
 def _write(folder: Path, comparison: Any, started: str, show: Callable[[str], None] | None) -> Run:
     """The comparison's reports in ``folder`` (refused when it holds files fairprobe did not write);
     ``show`` gets its one-line headline."""
-    from fairprobe.compare.output import headline, prepare_out, write_outputs
+    from fairprobe.compare.output import OUTPUTS, headline, prepare_out, write_outputs
+    from fairprobe.report.writers import remove_stale_temps
     from fairprobe.runfolder import now
+    from fairprobe.store import RunLock
 
     prepare_out(folder)
-    summary = write_outputs(folder, comparison, started, now())
+    lock = RunLock(folder).acquire()  # two comparisons into one folder: the second is refused at once
+    try:
+        remove_stale_temps(folder, OUTPUTS)  # a kill -9 between a temporary file and its rename
+        summary = write_outputs(folder, comparison, started, now())
+    finally:
+        lock.release()
     if show is not None:
         show(headline(comparison))
     return Run(folder, summary)

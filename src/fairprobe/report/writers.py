@@ -26,6 +26,28 @@ def _temp_for(path: Path) -> tuple[int, str]:
     return fd, tmp
 
 
+def is_temp_of(name: str, outputs: Iterable[str]) -> bool:
+    """Whether ``name`` is a temporary file of one of ``outputs`` (``.report.html.k2j4_x9q``, or
+    export's ``.findings.csv.<pid>.tmp``): left behind only by a writer killed before its rename."""
+    return name.startswith(".") and any(name.startswith(f".{o}.") for o in outputs)
+
+
+def remove_stale_temps(folder: Path, outputs: Iterable[str]) -> list[str]:
+    """Remove the temporary files of ``outputs`` in ``folder`` (call it holding the folder's lock, so
+    no live writer owns them); returns their names."""
+    outputs = tuple(outputs)
+    removed = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return removed
+    for p in entries:
+        if is_temp_of(p.name, outputs) and p.is_file() and not p.is_symlink():
+            p.unlink(missing_ok=True)
+            removed.append(p.name)
+    return removed
+
+
 def atomic_write(path: Path, text: str) -> None:
     """Write via a temporary file and rename, so a reader never sees a half-written report."""
     fd, tmp = _temp_for(path)
