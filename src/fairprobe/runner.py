@@ -29,6 +29,7 @@ from fairprobe.errors import (
 from fairprobe.export import stored_findings, write_jsonl_if_small
 from fairprobe.gates import explainer
 from fairprobe.models.redact import redact_secrets, redact_uri
+from fairprobe.models.uri import check_block_uris
 from fairprobe.progress import ProgressReporter
 from fairprobe.registry import get as get_technique
 from fairprobe.report.html import render_html
@@ -228,6 +229,8 @@ def run_block(
     technique = get_technique(spec.technique)
     thresholds = [*spec.thresholds, *(fail_on or [])]
     check_thresholds(technique, spec, thresholds)
+    # A URI's undocumented ?option (?password=...) is refused before spec.yaml or run.db holds it.
+    check_block_uris(spec.block.model_dump(mode="json"))
     # Default gates when the user set none; none at all after `thresholds: []` / --no-default-gates.
     gates = list(technique.default_gates) if spec.default_gates and not thresholds else []
     no_gate = not thresholds and not spec.default_gates

@@ -43,7 +43,7 @@ from fairprobe.errors import ContextLengthError, ModelError, ModelOutputError
 from fairprobe.models.base import ChatRequest, ChatResponse, Fingerprint
 from fairprobe.models.context import is_context_overflow
 from fairprobe.models.http_process import open_transport
-from fairprobe.models.redact import redact_uri
+from fairprobe.models.redact import control_character, redact_uri
 from fairprobe.models.scheduler import default_concurrency, note_retry, scheduler_for
 from fairprobe.models.transport import (
     BrokenConnection,
@@ -153,6 +153,11 @@ class OpenAIChat:
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
         self._secret = api_key or ""
+        if api_key and control_character(api_key) is not None:  # a CR/LF would inject headers
+            raise ModelError(
+                f"the API key for {self.shown_url} holds a control character "
+                f"({control_character(api_key)}); export it again without it"
+            )
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # Requests are coroutines on the endpoint's event loop (fairprobe.models.transport): a
         # thread per request in flight burns a small machine's cores at a few hundred in flight.
