@@ -59,9 +59,35 @@ def compare_shown(
     from fairprobe.thresholds import parse_thresholds
 
     thresholds = parse_thresholds(fail_on, "fail_on")
+    check_seed(seed)
     started = now()
     comparison = compare_runs(load_run(Path(base)), load_run(Path(new)), thresholds=thresholds, seed=seed)
+    check_metrics(comparison.metrics, thresholds)
     return _write(Path(out), comparison, started, show)
+
+
+def check_seed(seed: Any) -> None:
+    """A bootstrap seed is a whole number from 0 to 2**32 - 1 (numpy's range): else one line, exit 2."""
+    from fairprobe.errors import UsageError
+
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise UsageError(f"--seed {seed!r} must be a whole number from 0 to {2**32 - 1}")
+
+
+def check_metrics(metrics: dict[str, Any], thresholds: list[Any]) -> None:
+    """A ``--fail-on`` naming no metric of the comparison is a typo (exit 2, nothing written), not a
+    failed comparison."""
+    from fairprobe.errors import UsageError
+    from fairprobe.runner import _metric_may_exist
+    from fairprobe.thresholds import flatten_metric_paths
+
+    for threshold in thresholds:
+        if not _metric_may_exist(metrics, threshold.metric):
+            known = ", ".join(p for p in flatten_metric_paths(metrics) if p.startswith("delta."))
+            raise UsageError(
+                f"--fail-on {threshold}: the comparison has no metric {threshold.metric!r}; "
+                f"e.g. {known or 'regressed'}"
+            )
 
 
 def compare_folders(

@@ -266,7 +266,7 @@ class OpenAIChat:
         """The ids of a ``{"data": [{"id": ...}, ...]}`` body; :class:`_Unreadable` otherwise."""
         try:
             data = response.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested 100k deep
             raise _Unreadable(f"HTTP 200 with {self._body_snippet(response)}, not JSON") from None
         items = data.get("data") if isinstance(data, dict) else None
         if not isinstance(items, list):
@@ -285,6 +285,8 @@ class OpenAIChat:
             data = response.json()
         except ValueError:
             raise _Malformed("body is not JSON") from None
+        except RecursionError:
+            raise _Malformed("body is JSON nested too deep to read") from None
         try:
             choice = data["choices"][0]
             text = (choice.get("message") or {}).get("content")

@@ -147,6 +147,12 @@ def parse_uri(uri: str) -> ModelURI:
             ) from None
         if not parts.hostname:
             raise ModelError(f"model URI '{shown}' has no host; write it as openai+http://HOST:PORT/v1#MODEL")
+        labels = parts.hostname.split(".")
+        if len(parts.hostname) > 253 or any(len(label) > 63 for label in labels):
+            raise ModelError(
+                f"model URI '{shown[:120]}' has a host name that cannot exist (a part over 63 characters, "
+                "or over 253 in all); check the host"
+            )
         return ModelURI(scheme, url.rstrip("/"), model.strip())
     if not rest.strip():
         raise ModelError(f"model URI '{shown}' names no model after '{scheme}:'; e.g. {_example(scheme)}")
