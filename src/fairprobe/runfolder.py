@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -112,13 +112,32 @@ def adopt_legacy(run_dir: Path, store: Store) -> None:
     store.set_meta(**{MANIFEST_META: "1"})
 
 
+_OWN_IN_FOLDER = re.compile(r"^\.?(shard-\d+\.parquet|part-\d+\.parquet|index\.js|chunk-\d+\.js|manifest\.json)(\..*)?$")
+"""What fairprobe writes inside ``findings/`` and ``report-findings/`` (and their temporary files)."""
+
+
+def remove_own_files(folder: Path) -> None:
+    """Empty a folder fairprobe wrote (``findings/``, ``report-findings/``) of its own files only, and
+    remove it when nothing else is left: a file of yours put there is kept, never deleted."""
+    for path in sorted(folder.iterdir()):
+        if _OWN_IN_FOLDER.match(path.name) and (path.is_file() or path.is_symlink()):
+            path.unlink()
+    try:
+        folder.rmdir()
+    except OSError:  # not empty: the user's files stay
+        pass
+
+
 def remove_written(run_dir: Path, store: Store) -> None:
-    """Remove what the manifest says this folder's runs wrote; a symlink is removed, never followed."""
+    """Remove what the manifest says this folder's runs wrote; a symlink is removed, never followed.
+    In a folder it wrote, only fairprobe's own files go (:func:`remove_own_files`)."""
     removed = []
     for name in sorted(store.written()):
         path = run_dir / name
         if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
+            remove_own_files(path)
+            if path.is_dir():  # the user's files keep it: it stays fairprobe's folder (their files stay)
+                continue
         elif _exists(path):
             path.unlink()
         removed.append(name)

@@ -236,6 +236,8 @@ def run_block(
     no_gate = not thresholds and not spec.default_gates
     if technique.validate is not None:
         technique.validate(spec.block)  # input errors before the folder is touched
+    fresh = not (run_dir / "run.db").exists()  # a refused first run leaves no run.db behind
+    made_folder = not run_dir.exists()
     store = open_run(spec, run_dir, overwrite=overwrite)
     rules = json.dumps(
         {"allow_empty": spec.allow_empty, "max_invalid_rate": spec.max_invalid_rate, "no_gate": no_gate}
@@ -270,6 +272,8 @@ def run_block(
         for s in (cache, store):
             if s is not None:
                 s.close()
+        if fresh:  # e.g. a model that cannot be loaded: nothing was recorded
+            _discard_fresh(run_dir, made_folder)
         raise
     store.set_meta(stopped="it did not finish (killed, or still running)")
     started = time.monotonic()
@@ -295,7 +299,9 @@ def run_block(
         )
         # A model that fails (or exits) at its first call still gets its reports: a CI job reads
         # junit.xml and summary.json, and must see "incomplete", never no report at all.
-        _partial_reports(run_dir, store, why, always=isinstance(exc, ModelError))
+        kept = _partial_reports(run_dir, store, why, always=isinstance(exc, ModelError))
+        if fresh and not kept:
+            _discard_fresh(run_dir, made_folder)
         raise
     except Exception as exc:
         # A bug: the traceback goes to the run folder, one line to the screen (exit 3).
@@ -317,20 +323,42 @@ def run_block(
     return RunOutcome(run_dir, summary)
 
 
-def _partial_reports(run_dir: Path, store: Store, why: str, *, always: bool = False) -> None:
+def _discard_fresh(run_dir: Path, made_folder: bool) -> None:
+    """Undo a first run into ``run_dir`` that was refused before it recorded anything: its
+    ``run.db`` (with the files its manifest lists) and ``run.lock`` would make the folder look like
+    a run, so that a plain run later accepted a folder of the user's files it had refused."""
+    from fairprobe.runfolder import remove_written
+
+    try:
+        with Store(run_dir / "run.db") as store:
+            remove_written(run_dir, store)
+        for name in ("run.db", "run.db-wal", "run.db-shm", "run.db-journal", "run.lock"):
+            (run_dir / name).unlink(missing_ok=True)
+        if made_folder:
+            run_dir.rmdir()  # only when empty: a file of someone else's keeps it
+    except OSError:
+        pass
+
+
+def _partial_reports(run_dir: Path, store: Store, why: str, *, always: bool = False) -> bool:
     """Reports of a run that stopped early, with the verdict "incomplete" and why it stopped. A run
     that recorded nothing (stopped at an input error) writes none, unless ``always`` (the model under
     test failed: the reports say so). ``why`` is stored redacted: a model's exception text may hold
-    a URI's password or an echoed ``Authorization`` header."""
+    a URI's password or an echoed ``Authorization`` header. Returns whether the run is kept (False:
+    it recorded nothing and wrote no report)."""
     from fairprobe.models.redact import redact_secrets
 
+    kept = True
     try:
         store.set_meta(stopped=redact_secrets(why))
         if always or not recorded_nothing(store, run_dir):
             render_reports(run_dir, store=store, complete=False)
+        else:
+            kept = False
     except Exception:  # noqa: BLE001 - the original error matters more than a partial report
         pass
     store.close()
+    return kept
 
 
 def write_error_log(folder: Path, store: Store | None = None) -> Path:
