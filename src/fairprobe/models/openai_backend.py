@@ -85,6 +85,14 @@ def _retry_after_seconds(response: HTTPResponse) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
+def _tally(kinds: list[str]) -> str:
+    """``["http429", "http500", "malformed"]`` -> ``"1 HTTP 429, 1 HTTP 500, 1 malformed"``."""
+    counts: dict[str, int] = {}
+    for kind in kinds:
+        counts[kind] = counts.get(kind, 0) + 1
+    return ", ".join(f"{n} {k.replace('http', 'HTTP ')}" for k, n in counts.items())
+
+
 def start_hint(base_url: str) -> str:
     """What to tell a user whose server at ``base_url`` cannot be reached."""
     parts = urlsplit(base_url)
@@ -405,13 +413,19 @@ class OpenAIChat:
         attempts = len(kinds)
         if kinds[-1] == "connect":
             raise self._unreachable()
-        if kinds[-1] == "malformed":
+        tally = _tally(kinds)
+        if all(k == "malformed" for k in kinds):
             raise ModelOutputError(
                 f"{shown} gave a malformed chat completion {attempts} times ({problem}); "
                 "check that the server speaks the OpenAI chat API"
             )
+        if kinds[-1] == "malformed":  # say what the other attempts were: 429s and 500s are not the API
+            raise ModelOutputError(
+                f"{shown} failed {attempts} attempts ({tally}; the last: {problem}); check the server "
+                "(its load and that it speaks the OpenAI chat API)"
+            )
         raise ModelError(
-            f"{shown} failed {attempts} times (last: {problem}); check the server, or raise retries / "
+            f"{shown} failed {attempts} times ({tally}; last: {problem}); check the server, or raise retries / "
             f"timeout (now {self.retries} / {self.timeout:g} s): add ?retries=8&timeout=120 to the "
             "model URI, in the spec or on the command line"
         )

@@ -132,8 +132,8 @@ def add_commands(app: typer.Typer) -> None:
             write_stopping,
         )
         from fairprobe.methods.caffe.kb import build_kb, load_kb, retopic
-        from fairprobe.progress import ProgressReporter
         from fairprobe.outputs import check_output_file
+        from fairprobe.progress import ProgressReporter
         from fairprobe.streaming import AppendLog, in_flight
 
         if not values["case"]:
@@ -195,6 +195,14 @@ def add_commands(app: typer.Typer) -> None:
                     on_triple=triple_done,
                 )
         write_stopping(stats, side)
+        if not records and not kept:  # an empty prompts file is no test set: not a success (exit 0)
+            from fairprobe.errors import ModelOutputError
+
+            raise ModelOutputError(
+                f"caffe generate made no valid pair for any of {total} case-triple(s) with {v['generator']} "
+                f"(every candidate was rejected; see {side}); try a stronger --generator or more "
+                "--generator-calls"
+            )
         typer.echo(
             f"wrote {len(records)} new pair(s) to {output} ({len(kept) + len(records)} in all) for {total} "
             f"case-triple(s); stopping points in {side}"

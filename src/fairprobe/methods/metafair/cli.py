@@ -97,8 +97,8 @@ def add_commands(app: typer.Typer) -> None:
         from fairprobe.lexicons.metafair_catalogue import load_catalogue
         from fairprobe.methods.metafair import generator as gen
         from fairprobe.methods.metafair.relations import select_dimensions, select_relations
-        from fairprobe.progress import ProgressReporter
         from fairprobe.outputs import check_output_file
+        from fairprobe.progress import ProgressReporter
         from fairprobe.streaming import AppendLog, in_flight
 
         generator = values["generator"]
