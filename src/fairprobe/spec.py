@@ -402,7 +402,8 @@ def model_folder(uri: str) -> str:
 
     uri = uri.strip()
     key = redact_uri(_without_execution_options(uri))
-    visible = uri.split("?", 1)[0].split("#", 1)[-1] if "#" in uri else uri.split("?", 1)[0]
+    plain = re.sub(r"\?[^#]*", "", uri)  # the query, before or after #MODEL
+    visible = plain.split("#", 1)[-1] if "#" in plain else plain
     visible = visible.rsplit("@", 1)[-1]
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", visible).strip("-.")[:48] or "model"
     return f"{slug}-{hashlib.sha256(key.encode()).hexdigest()[:6]}"
