@@ -22,7 +22,7 @@ from fairprobe.errors import (
     DataError,
     FairprobeError,
     InternalError,
-    ModelError,
+    ModelCodeError,
     RunInterrupted,
     RunStateError,
 )
@@ -297,9 +297,9 @@ def run_block(
             if isinstance(exc, RunInterrupted)
             else f"it stopped at an error: {exc}"
         )
-        # A model that fails (or exits) at its first call still gets its reports: a CI job reads
+        # A model whose code fails (or exits) at its first call still gets its reports: a CI job reads
         # junit.xml and summary.json, and must see "incomplete", never no report at all.
-        kept = _partial_reports(run_dir, store, why, always=isinstance(exc, ModelError))
+        kept = _partial_reports(run_dir, store, why, always=isinstance(exc, ModelCodeError))
         if fresh and not kept:
             _discard_fresh(run_dir, made_folder)
         raise

@@ -41,7 +41,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from fairprobe.errors import ModelError, ModelOutputError
+from fairprobe.errors import ModelCodeError, ModelError, ModelOutputError
 from fairprobe.interrupts import model_stop
 from fairprobe.models.base import ChatRequest, ChatResponse, Fingerprint, Prediction
 from fairprobe.models.hashing import file_sha256, files_sha256
@@ -110,7 +110,7 @@ def import_function(target: str, scheme: str) -> tuple[Callable[..., Any], Path 
         why = model_stop(exc, f"importing {module_name!r} for {scheme}:{target}")
         if why is None:
             raise
-        raise ModelError(why) from None
+        raise ModelCodeError(why) from None
     except ModuleNotFoundError as exc:
         if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
             raise ModelError(
@@ -121,7 +121,7 @@ def import_function(target: str, scheme: str) -> tuple[Callable[..., Any], Path 
             f"module {module_name!r} for {scheme}:{target} needs a missing package: {exc}"
         ) from exc
     except Exception as exc:  # the user's module failed at import: their bug, one line
-        raise ModelError(
+        raise ModelCodeError(
             f"importing {module_name!r} for {scheme}:{target} raised {type(exc).__name__}: {exc}; "
             "fix the module (run `python -c 'import " + module_name + "'` to see the traceback)"
         ) from exc
@@ -234,7 +234,7 @@ def _call(func: Callable[..., Any], arg: Any, uri: str) -> Any:
         why = model_stop(exc, uri)
         if why is None:
             raise
-        raise ModelError(f"{why} (answers so far are cached)") from None
+        raise ModelCodeError(f"{why} (answers so far are cached)") from None
     except Exception as exc:  # the user's function failed: their bug, one line, exit 2
         where = ""
         tb = exc.__traceback__
@@ -242,7 +242,7 @@ def _call(func: Callable[..., Any], arg: Any, uri: str) -> Any:
             tb = tb.tb_next
         if tb is not None:
             where = f" at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
-        raise ModelError(
+        raise ModelCodeError(
             f"{uri} raised {type(exc).__name__}: {exc}{where}; fix the function (answers so far are cached)"
         ) from exc
 
