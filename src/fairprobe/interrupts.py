@@ -14,6 +14,7 @@ import threading
 from types import FrameType
 
 _pressed = threading.Event()
+_installed = threading.Event()
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
@@ -29,6 +30,7 @@ def install() -> None:
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         return
     signal.signal(signal.SIGINT, _handler)
+    _installed.set()
 
 
 def user_pressed() -> bool:
@@ -44,6 +46,7 @@ def model_stop(exc: BaseException, who: str) -> str | None:
             f"{who} called sys.exit({exc.code!r}); a model cannot end fairprobe: return the answers (or "
             "raise an exception) instead"
         )
-    if isinstance(exc, KeyboardInterrupt) and not user_pressed():
+    # Without the handler (fairprobe used from Python) every KeyboardInterrupt is taken for the user's.
+    if isinstance(exc, KeyboardInterrupt) and _installed.is_set() and not user_pressed():
         return f"{who} raised KeyboardInterrupt itself (no Ctrl-C was pressed); fix the model code"
     return None

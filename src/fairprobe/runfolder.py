@@ -144,6 +144,21 @@ def remove_written(run_dir: Path, store: Store) -> None:
     store.forget_written(removed)
 
 
+def discard_fresh(run_dir: Path, made_folder: bool) -> None:
+    """Undo a first run into ``run_dir`` that was refused before it recorded anything: its
+    ``run.db`` (with the files its manifest lists) and ``run.lock`` would make the folder look like
+    a run, so that a plain run later accepted a folder of the user's files it had refused."""
+    try:
+        with Store(run_dir / "run.db") as store:
+            remove_written(run_dir, store)
+        for name in ("run.db", "run.db-wal", "run.db-shm", "run.db-journal", "run.lock"):
+            (run_dir / name).unlink(missing_ok=True)
+        if made_folder:
+            run_dir.rmdir()  # only when empty: a file of someone else's keeps it
+    except OSError:
+        pass
+
+
 def _check_reserved(run_dir: Path, store: Store) -> None:
     """Before any work: a report file of someone else's in the folder stops the run at once, rather
     than after hours of model calls when the reports are written. ``report-findings/`` (a large

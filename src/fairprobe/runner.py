@@ -28,6 +28,7 @@ from fairprobe.errors import (
 )
 from fairprobe.export import stored_findings, write_jsonl_if_small
 from fairprobe.gates import explainer
+from fairprobe.interrupts import model_stop
 from fairprobe.models.redact import redact_secrets, redact_uri
 from fairprobe.models.uri import check_block_uris
 from fairprobe.progress import ProgressReporter
@@ -39,6 +40,7 @@ from fairprobe.runfolder import (
     adopt_legacy,
     block_strings,
     claim,
+    discard_fresh,
     fingerprint_changed,
     model_key,
     now,
@@ -273,7 +275,7 @@ def run_block(
             if s is not None:
                 s.close()
         if fresh:  # e.g. a model that cannot be loaded: nothing was recorded
-            _discard_fresh(run_dir, made_folder)
+            discard_fresh(run_dir, made_folder)
         raise
     store.set_meta(stopped="it did not finish (killed, or still running)")
     started = time.monotonic()
@@ -286,7 +288,12 @@ def run_block(
                 f"an input file of block {spec.name!r} is not UTF-8 text ({exc.reason}); re-save "
                 "its data/dictionary/case/tests files as UTF-8"
             ) from exc
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, SystemExit) as exc:
+            # Code run for a model (any backend) that exits or raises KeyboardInterrupt itself is an
+            # error of that model; only the user's Ctrl-C interrupts the run (fairprobe.interrupts).
+            why = model_stop(exc, f"code run by block {spec.name!r} (its model)")
+            if why is not None:
+                raise ModelCodeError(why) from None
             raise RunInterrupted(
                 f"the findings so far are kept in {run_dir}; run the same command again to resume"
             ) from None
@@ -301,7 +308,7 @@ def run_block(
         # junit.xml and summary.json, and must see "incomplete", never no report at all.
         kept = _partial_reports(run_dir, store, why, always=isinstance(exc, ModelCodeError))
         if fresh and not kept:
-            _discard_fresh(run_dir, made_folder)
+            discard_fresh(run_dir, made_folder)
         raise
     except Exception as exc:
         # A bug: the traceback goes to the run folder, one line to the screen (exit 3).
@@ -321,23 +328,6 @@ def run_block(
     finally:
         store.close()  # also releases the run folder's lock
     return RunOutcome(run_dir, summary)
-
-
-def _discard_fresh(run_dir: Path, made_folder: bool) -> None:
-    """Undo a first run into ``run_dir`` that was refused before it recorded anything: its
-    ``run.db`` (with the files its manifest lists) and ``run.lock`` would make the folder look like
-    a run, so that a plain run later accepted a folder of the user's files it had refused."""
-    from fairprobe.runfolder import remove_written
-
-    try:
-        with Store(run_dir / "run.db") as store:
-            remove_written(run_dir, store)
-        for name in ("run.db", "run.db-wal", "run.db-shm", "run.db-journal", "run.lock"):
-            (run_dir / name).unlink(missing_ok=True)
-        if made_folder:
-            run_dir.rmdir()  # only when empty: a file of someone else's keeps it
-    except OSError:
-        pass
 
 
 def _partial_reports(run_dir: Path, store: Store, why: str, *, always: bool = False) -> bool:
