@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 from fairprobe._version import __version__
 from fairprobe.errors import FairprobeError, RunStateError
 from fairprobe.report.findings_view import VIEW_DIR
+from fairprobe.report.writers import remove_own_files
 from fairprobe.shards import SHARDS_DIR
 from fairprobe.spec import BlockSpec
 from fairprobe.store import LOCK_FILE, Store
@@ -110,22 +110,6 @@ def adopt_legacy(run_dir: Path, store: Store) -> None:
             if _exists(run_dir / name):
                 store.note_written(name)
     store.set_meta(**{MANIFEST_META: "1"})
-
-
-_OWN_IN_FOLDER = re.compile(r"^\.?(shard-\d+\.parquet|part-\d+\.parquet|index\.js|chunk-\d+\.js|manifest\.json)(\..*)?$")
-"""What fairprobe writes inside ``findings/`` and ``report-findings/`` (and their temporary files)."""
-
-
-def remove_own_files(folder: Path) -> None:
-    """Empty a folder fairprobe wrote (``findings/``, ``report-findings/``) of its own files only, and
-    remove it when nothing else is left: a file of yours put there is kept, never deleted."""
-    for path in sorted(folder.iterdir()):
-        if _OWN_IN_FOLDER.match(path.name) and (path.is_file() or path.is_symlink()):
-            path.unlink()
-    try:
-        folder.rmdir()
-    except OSError:  # not empty: the user's files stay
-        pass
 
 
 def remove_written(run_dir: Path, store: Store) -> None:

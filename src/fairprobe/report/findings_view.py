@@ -313,7 +313,7 @@ def write_view(
             if reused is not None:
                 return reused
         if out_dir.is_dir() and not out_dir.is_symlink():
-            from fairprobe.runfolder import remove_own_files
+            from fairprobe.report.writers import remove_own_files
 
             remove_own_files(out_dir)  # an earlier render's pages; a file of yours in it stays
         out_dir.mkdir(parents=True, exist_ok=True)

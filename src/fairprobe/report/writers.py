@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -46,6 +47,22 @@ def remove_stale_temps(folder: Path, outputs: Iterable[str]) -> list[str]:
             p.unlink(missing_ok=True)
             removed.append(p.name)
     return removed
+
+
+_OWN_IN_FOLDER = re.compile(r"^\.?(shard-\d+\.parquet|part-\d+\.parquet|index\.js|chunk-\d+\.js|manifest\.json)(\..*)?$")
+"""What fairprobe writes inside ``findings/`` and ``report-findings/`` (and their temporary files)."""
+
+
+def remove_own_files(folder: Path) -> None:
+    """Empty a folder fairprobe wrote (``findings/``, ``report-findings/``) of its own files only, and
+    remove it when nothing else is left: a file of yours put there is kept, never deleted."""
+    for path in sorted(folder.iterdir()):
+        if _OWN_IN_FOLDER.match(path.name) and (path.is_file() or path.is_symlink()):
+            path.unlink()
+    try:
+        folder.rmdir()
+    except OSError:  # not empty: the user's files stay
+        pass
 
 
 def atomic_write(path: Path, text: str) -> None:
