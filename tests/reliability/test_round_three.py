@@ -158,3 +158,16 @@ def test_failed_attempts_name_each_kind_not_only_the_last(cli):
     with FaultServer(script=[("429", 0), ("500",), ("malformed",)]) as fault:
         r = cli("models", "check", f"openai+{fault.base_url}?retries=2&backoff=0#{fault.model_id}")
     assert_one_red_line(r, "HTTP 429", "HTTP 500", "malformed")
+
+
+def test_caffe_generate_that_makes_no_valid_pair_is_not_a_success(cli, tmp_path: Path):
+    from fairprobe.methods.caffe.kb import Triple, write_kb
+
+    (tmp_path / "junk.py").write_text("def generate(conversations):\n    return ['no pairs here'] * len(conversations)\n")
+    (tmp_path / "case.yaml").write_text("identifier: C1\nintent: question\nenvironment:\n  model: embedded:smollm2\n")
+    write_kb([Triple("t0", "money", "poor people", "rich people", "socioeconomic")], tmp_path / "kb.jsonl")
+    r = cli(
+        "caffe", "generate", "--case", "case.yaml", "--kb", "kb.jsonl", "--generator", "py-chat:junk:generate",
+        "--pairs-per-triple", "2", "--generator-calls", "2", "--output", "prompts.jsonl",
+    )  # fmt: skip
+    assert_one_red_line(r, "made no valid pair")
