@@ -424,8 +424,9 @@ class OpenAIChat:
                 f"{shown} failed {attempts} attempts ({tally}; the last: {problem}); check the server "
                 "(its load and that it speaks the OpenAI chat API)"
             )
+        counted = f"{tally}; " if len(set(kinds)) > 1 else ""  # mixed kinds: say each, not only the last
         raise ModelError(
-            f"{shown} failed {attempts} times ({tally}; last: {problem}); check the server, or raise retries / "
+            f"{shown} failed {attempts} times ({counted}last: {problem}); check the server, or raise retries / "
             f"timeout (now {self.retries} / {self.timeout:g} s): add ?retries=8&timeout=120 to the "
             "model URI, in the spec or on the command line"
         )
