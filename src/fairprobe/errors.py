@@ -37,6 +37,12 @@ class ModelOutputError(ModelError):
     """A model answered, but its answer cannot be used (malformed JSON body, wrong count, ...)."""
 
 
+class ModelCodeError(ModelError):
+    """An in-process model's own code failed: it raised, called ``sys.exit`` or raised
+    ``KeyboardInterrupt`` itself. The run is ``incomplete`` and its reports say why, even when it
+    failed at the first call (a CI job must read "incomplete", never find no report)."""
+
+
 class ContextLengthError(ModelError):
     """One request's prompt is longer than the model's context window; the model can still answer others."""
 

@@ -222,7 +222,7 @@ def init(
     """Write a commented example spec with one block per installed technique: every option with its
     default and help (from the technique's block), the first block active."""
     from fairprobe.cli.docs import spec_template
-    from fairprobe.data.readers import check_output_file
+    from fairprobe.run.outputs import check_output_file
     from fairprobe.technique.registry import techniques
 
     check_output_file(path, "spec path")
@@ -269,36 +269,78 @@ def _check_out_options(argv: list[str]) -> None:
 
 
 def main() -> None:
+    from fairprobe import interrupts
+
+    interrupts.install()  # from here on a Ctrl-C is recorded as the user's, and raises KeyboardInterrupt
+    for stream in (sys.stdout, sys.stderr):  # LANG=C, PYTHONIOENCODING=ascii: '·' shown as '?', no crash
+        try:
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            pass
     try:
         _check_out_options(sys.argv[1:])
         _add_technique_commands()
         app()
+    except KeyboardInterrupt:  # outside a command (while its options were read or commands added)
+        _stop("interrupted", "stopped by Ctrl-C before any work; nothing was written", 130)
+    except SystemExit as exc:
+        if exc.code == 130 and interrupts.user_pressed():  # Typer turns Ctrl-C into a silent exit 130
+            _stop(
+                "interrupted",
+                "stopped by Ctrl-C; files are written whole or not at all, so run the command again",
+                130,
+            )
+        raise
     except RunInterrupted as exc:
         _stop("interrupted", str(exc), exc.exit_code)
     except FairprobeError as exc:
         _stop("error", str(exc), exc.exit_code)
+    except OSError as exc:
+        import errno
+
+        if exc.errno != errno.ENAMETOOLONG:
+            _internal_error(exc)
+        name = str(exc.filename or "")
+        _stop(
+            "error",
+            f"a file name is too long ({len(name)} characters in {_shorten(name, 80)!r}; most file systems "
+            "allow 255 bytes per name): shorten the --out folder, --output file or block name",
+            2,
+        )
     except UnicodeDecodeError as exc:
         # A reader that did not go through fairprobe.data.readers: still one line and an input error.
         _stop("error", f"an input file is not UTF-8 text ({exc}); save it as UTF-8 and run again", 2)
     except Exception as exc:  # noqa: BLE001 - a bug: one line on screen, the traceback in a file
-        import tempfile
+        _internal_error(exc)
 
-        from fairprobe.run.runner import write_error_log
 
-        log = write_error_log(Path(tempfile.mkdtemp(prefix="fairprobe-error-")))
-        _stop(
-            "internal error",
-            f"{type(exc).__name__}: {exc}; traceback saved to {log}; please report it",
-            3,
-        )
+def _internal_error(exc: BaseException) -> None:
+    import tempfile
+
+    from fairprobe.run.runner import write_error_log
+
+    log = write_error_log(Path(tempfile.mkdtemp(prefix="fairprobe-error-")))
+    _stop("internal error", f"{type(exc).__name__}: {exc}; traceback saved to {log}; please report it", 3)
+
+
+MAX_LINE = 2000
+"""Characters of an error line shown at most: a 2 MB block name must not print a 2 MB line."""
+
+
+def _shorten(text: str, most: int = MAX_LINE) -> str:
+    if len(text) <= most:
+        return text
+    keep = most // 2
+    return f"{text[:keep]}…({len(text) - 2 * keep} characters)…{text[-keep:]}"
 
 
 def _stop(label: str, message: str, code: int) -> None:
     """One red line on stderr (user text escaped, never read as console markup; a key in a model
-    URI shown as ``***``), then exit."""
+    URI shown as ``***``; at most :data:`MAX_LINE` characters, on one line), then exit."""
     from fairprobe.models.redact import redact_uri
 
-    err.print(f"[red]{label}:[/] {escape(redact_uri(message))}", highlight=False, soft_wrap=True)
+    message = _shorten(" ".join(redact_uri(message).splitlines()))
+    err.print(f"[red]{label}:[/] {escape(message)}", highlight=False, soft_wrap=True)
     sys.exit(code)
 
 

@@ -170,7 +170,8 @@ def run_models(
     from fairprobe.run.runner import run_options
     from fairprobe.technique.spec import model_folder
 
-    if len(set(models)) != len(models):
+    models = [m.strip() for m in models]  # ' A' is A: one model, not two runs of it
+    if len(set(models)) != len(models) or len({model_folder(m) for m in models}) != len(models):
         raise UsageError("--model names the same model twice; give each model once")
     folders = [out / model_folder(m) for m in models]
     outcomes = [

@@ -18,9 +18,9 @@ def export(run_dir: Path, fmt: str = "jsonl", output: Path | None = None) -> tup
     """Write the findings of ``run_dir`` in ``fmt`` to ``output`` (default: ``findings.<fmt>`` in the
     run folder, recorded in its manifest; ``-``: standard output, jsonl and csv only). Returns the
     path written (``None`` for standard output) and the number of findings."""
-    from fairprobe.data.readers import check_output_file
     from fairprobe.report.writers import write_json_lines
     from fairprobe.run.folder import claim, open_locked
+    from fairprobe.run.outputs import check_output_file
     from fairprobe.technique.registry import get as get_technique
 
     if fmt not in FORMATS:

@@ -14,11 +14,18 @@ from fairprobe.result import Run
 def _write(folder: Path, comparison: Any, started: str, show: Callable[[str], None] | None) -> Run:
     """The comparison's reports in ``folder`` (refused when it holds files fairprobe did not write);
     ``show`` gets its one-line headline."""
-    from fairprobe.compare.output import headline, prepare_out, write_outputs
+    from fairprobe.compare.output import OUTPUTS, headline, prepare_out, write_outputs
+    from fairprobe.report.writers import remove_stale_temps
     from fairprobe.run.folder import now
+    from fairprobe.run.store import RunLock
 
     prepare_out(folder)
-    summary = write_outputs(folder, comparison, started, now())
+    lock = RunLock(folder).acquire()  # two comparisons into one folder: the second is refused at once
+    try:
+        remove_stale_temps(folder, OUTPUTS)  # a kill -9 between a temporary file and its rename
+        summary = write_outputs(folder, comparison, started, now())
+    finally:
+        lock.release()
     if show is not None:
         show(headline(comparison))
     return Run(folder, summary)
@@ -52,9 +59,35 @@ def compare_shown(
     from fairprobe.run.folder import now
 
     thresholds = parse_thresholds(fail_on, "fail_on")
+    check_seed(seed)
     started = now()
     comparison = compare_runs(load_run(Path(base)), load_run(Path(new)), thresholds=thresholds, seed=seed)
+    check_metrics(comparison.metrics, thresholds)
     return _write(Path(out), comparison, started, show)
+
+
+def check_seed(seed: Any) -> None:
+    """A bootstrap seed is a whole number from 0 to 2**32 - 1 (numpy's range): else one line, exit 2."""
+    from fairprobe.errors import UsageError
+
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise UsageError(f"--seed {seed!r} must be a whole number from 0 to {2**32 - 1}")
+
+
+def check_metrics(metrics: dict[str, Any], thresholds: list[Any]) -> None:
+    """A ``--fail-on`` naming no metric of the comparison is a typo (exit 2, nothing written), not a
+    failed comparison."""
+    from fairprobe.errors import UsageError
+    from fairprobe.judge.thresholds import flatten_metric_paths
+    from fairprobe.run.runner import _metric_may_exist
+
+    for threshold in thresholds:
+        if not _metric_may_exist(metrics, threshold.metric):
+            known = ", ".join(p for p in flatten_metric_paths(metrics) if p.startswith("delta."))
+            raise UsageError(
+                f"--fail-on {threshold}: the comparison has no metric {threshold.metric!r}; "
+                f"e.g. {known or 'regressed'}"
+            )
 
 
 def compare_folders(

@@ -74,7 +74,8 @@ def load_run(folder: Path) -> LoadedRun:
 
     if not folder.is_dir() or not (folder / "run.db").is_file():
         raise UsageError(f"{folder} is not a fairprobe run folder (it has no run.db); give two run folders")
-    with open_locked(folder) as store:  # a live run is refused; the lock goes with the store
+    # A live run is refused; other comparisons of this run read it beside this one (shared lock).
+    with open_locked(folder, shared=True) as store:
         name = store.get_meta("technique")
         if name is None:
             raise RunStateError(f"{folder}/run.db records no run; give two finished run folders")

@@ -57,7 +57,13 @@ def prepare_out(out: Path) -> None:
     if (out / MANIFEST).is_file():
         mine = set(json.loads((out / MANIFEST).read_text(encoding="utf-8")))
     if out.is_dir():
-        foreign = sorted(p.name for p in out.iterdir() if p.name != MANIFEST and p.name not in mine)
+        from fairprobe.report.writers import is_temp_of
+        from fairprobe.run.store import LOCK_FILE
+
+        skip = {MANIFEST, LOCK_FILE, *mine}  # a killed compare's temporary files are removed, not refused
+        foreign = sorted(
+            p.name for p in out.iterdir() if p.name not in skip and not is_temp_of(p.name, OUTPUTS)
+        )
         if foreign:
             raise RunStateError(
                 f"{out} holds files fairprobe did not write (e.g. {foreign[0]!r}); give --out a new or "

@@ -43,7 +43,15 @@ def resolve_source(target: str) -> tuple[str, bool]:
                 f"hf model directory {path} has no config.json; give a folder saved by save_pretrained"
             )
         return str(path), True
-    if target.startswith(("/", ".", "~")) or target.endswith("/") or not _HUB_ID.match(target):
+    # models/mine where ./models is a folder here: a local path that is missing, not a Hub id to
+    # download (which took 6-28 s to fail offline)
+    local_parent = "/" in target and Path(target.split("/", 1)[0]).expanduser().is_dir()
+    if (
+        target.startswith(("/", ".", "~"))
+        or target.endswith("/")
+        or local_parent
+        or not _HUB_ID.match(target)
+    ):
         raise ModelError(
             f"hf model directory {path} does not exist; give a local folder or a Hub id like org/name"
         )

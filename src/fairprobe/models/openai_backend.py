@@ -43,7 +43,7 @@ from fairprobe.errors import ContextLengthError, ModelError, ModelOutputError
 from fairprobe.models.base import ChatRequest, ChatResponse, Fingerprint
 from fairprobe.models.context import is_context_overflow
 from fairprobe.models.http_process import open_transport
-from fairprobe.models.redact import redact_uri
+from fairprobe.models.redact import control_character, redact_uri
 from fairprobe.models.scheduler import default_concurrency, note_retry, scheduler_for
 from fairprobe.models.transport import (
     BrokenConnection,
@@ -83,6 +83,14 @@ def _retry_after_seconds(response: HTTPResponse) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _tally(kinds: list[str]) -> str:
+    """``["http429", "http500", "malformed"]`` -> ``"1 HTTP 429, 1 HTTP 500, 1 malformed"``."""
+    counts: dict[str, int] = {}
+    for kind in kinds:
+        counts[kind] = counts.get(kind, 0) + 1
+    return ", ".join(f"{n} {k.replace('http', 'HTTP ')}" for k, n in counts.items())
 
 
 def start_hint(base_url: str) -> str:
@@ -153,6 +161,11 @@ class OpenAIChat:
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
         self._secret = api_key or ""
+        if api_key and control_character(api_key) is not None:  # a CR/LF would inject headers
+            raise ModelError(
+                f"the API key for {self.shown_url} holds a control character "
+                f"({control_character(api_key)}); export it again without it"
+            )
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # Requests are coroutines on the endpoint's event loop (fairprobe.models.transport): a
         # thread per request in flight burns a small machine's cores at a few hundred in flight.
@@ -261,7 +274,7 @@ class OpenAIChat:
         """The ids of a ``{"data": [{"id": ...}, ...]}`` body; :class:`_Unreadable` otherwise."""
         try:
             data = response.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested 100k deep
             raise _Unreadable(f"HTTP 200 with {self._body_snippet(response)}, not JSON") from None
         items = data.get("data") if isinstance(data, dict) else None
         if not isinstance(items, list):
@@ -280,6 +293,8 @@ class OpenAIChat:
             data = response.json()
         except ValueError:
             raise _Malformed("body is not JSON") from None
+        except RecursionError:
+            raise _Malformed("body is JSON nested too deep to read") from None
         try:
             choice = data["choices"][0]
             text = (choice.get("message") or {}).get("content")
@@ -398,13 +413,20 @@ class OpenAIChat:
         attempts = len(kinds)
         if kinds[-1] == "connect":
             raise self._unreachable()
-        if kinds[-1] == "malformed":
+        tally = _tally(kinds)
+        if all(k == "malformed" for k in kinds):
             raise ModelOutputError(
                 f"{shown} gave a malformed chat completion {attempts} times ({problem}); "
                 "check that the server speaks the OpenAI chat API"
             )
+        if kinds[-1] == "malformed":  # say what the other attempts were: 429s and 500s are not the API
+            raise ModelOutputError(
+                f"{shown} failed {attempts} attempts ({tally}; the last: {problem}); check the server "
+                "(its load and that it speaks the OpenAI chat API)"
+            )
+        counted = f"{tally}; " if len(set(kinds)) > 1 else ""  # mixed kinds: say each, not only the last
         raise ModelError(
-            f"{shown} failed {attempts} times (last: {problem}); check the server, or raise retries / "
+            f"{shown} failed {attempts} times ({counted}last: {problem}); check the server, or raise retries / "
             f"timeout (now {self.retries} / {self.timeout:g} s): add ?retries=8&timeout=120 to the "
             "model URI, in the spec or on the command line"
         )

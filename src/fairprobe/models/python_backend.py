@@ -41,7 +41,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from fairprobe.errors import ModelError, ModelOutputError
+from fairprobe.errors import ModelCodeError, ModelError, ModelOutputError
+from fairprobe.interrupts import model_stop
 from fairprobe.models.base import ChatRequest, ChatResponse, Fingerprint, Prediction
 from fairprobe.models.hashing import file_sha256, files_sha256
 
@@ -101,8 +102,15 @@ def import_function(target: str, scheme: str) -> tuple[Callable[..., Any], Path 
     fresh = module_name not in sys.modules
     _install_hook()
     _recording.paths = []
+    argv = sys.argv
+    sys.argv = [module_name]  # fairprobe's command line is not the model's to parse (argparse)
     try:
         module = importlib.import_module(module_name)
+    except (SystemExit, KeyboardInterrupt) as exc:
+        why = model_stop(exc, f"importing {module_name!r} for {scheme}:{target}")
+        if why is None:
+            raise
+        raise ModelCodeError(why) from None
     except ModuleNotFoundError as exc:
         if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
             raise ModelError(
@@ -113,11 +121,12 @@ def import_function(target: str, scheme: str) -> tuple[Callable[..., Any], Path 
             f"module {module_name!r} for {scheme}:{target} needs a missing package: {exc}"
         ) from exc
     except Exception as exc:  # the user's module failed at import: their bug, one line
-        raise ModelError(
+        raise ModelCodeError(
             f"importing {module_name!r} for {scheme}:{target} raised {type(exc).__name__}: {exc}; "
             "fix the module (run `python -c 'import " + module_name + "'` to see the traceback)"
         ) from exc
     finally:
+        sys.argv = argv
         recorded = _recording.paths
         _recording.paths = None
     source = Path(module.__file__) if getattr(module, "__file__", None) else None
@@ -190,6 +199,11 @@ def model_inputs(target: str, func: Callable[..., Any], source: Path | None) -> 
     if callable(hook) and hook is not func:
         try:
             value = hook()
+        except (SystemExit, KeyboardInterrupt) as exc:
+            why = model_stop(exc, f"{module_name}.fingerprint()")
+            if why is None:
+                raise
+            raise ModelError(why) from None
         except Exception as exc:  # noqa: BLE001 - a user hook: one line
             raise ModelError(
                 f"{module_name}.fingerprint() raised {type(exc).__name__}: {exc}; fix the hook"
@@ -216,6 +230,11 @@ def model_inputs(target: str, func: Callable[..., Any], source: Path | None) -> 
 def _call(func: Callable[..., Any], arg: Any, uri: str) -> Any:
     try:
         return func(arg)
+    except (SystemExit, KeyboardInterrupt) as exc:  # a model cannot end fairprobe (exit 0, no report)
+        why = model_stop(exc, uri)
+        if why is None:
+            raise
+        raise ModelCodeError(f"{why} (answers so far are cached)") from None
     except Exception as exc:  # the user's function failed: their bug, one line, exit 2
         where = ""
         tb = exc.__traceback__
@@ -223,7 +242,7 @@ def _call(func: Callable[..., Any], arg: Any, uri: str) -> Any:
             tb = tb.tb_next
         if tb is not None:
             where = f" at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
-        raise ModelError(
+        raise ModelCodeError(
             f"{uri} raised {type(exc).__name__}: {exc}{where}; fix the function (answers so far are cached)"
         ) from exc
 

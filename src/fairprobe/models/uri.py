@@ -46,7 +46,7 @@ from urllib.parse import urlsplit
 
 from fairprobe.errors import ModelError
 from fairprobe.models.base import ChatModel, Classifier
-from fairprobe.models.redact import SECRET_OPTIONS, redact_uri
+from fairprobe.models.redact import KNOWN_OPTIONS, SECRET_OPTIONS, control_character, redact_uri
 
 SCHEMES = ("spacy", "hf", "openai", "openai+http", "openai+https", "gguf", "py", "py-chat", "embedded")
 SCHEME_HELP = "spacy:, hf:, openai:, openai+http://HOST:PORT/v1#MODEL, gguf:, py:, py-chat:, embedded:"
@@ -166,6 +166,12 @@ def parse_uri(uri: str) -> ModelURI:
             ) from None
         if not parts.hostname:
             raise ModelError(f"model URI '{shown}' has no host; write it as openai+http://HOST:PORT/v1#MODEL")
+        labels = parts.hostname.split(".")
+        if len(parts.hostname) > 253 or any(len(label) > 63 for label in labels):
+            raise ModelError(
+                f"model URI '{shown[:120]}' has a host name that cannot exist (a part over 63 characters, "
+                "or over 253 in all); check the host"
+            )
         return ModelURI(scheme, url.rstrip("/"), model.strip())
     if not rest.strip():
         raise ModelError(f"model URI '{shown}' names no model after '{scheme}:'; e.g. {_example(scheme)}")
@@ -216,6 +222,10 @@ def _check_option(cls: Any, uri: ModelURI, name: str) -> None:
 
 _COUNTS = {"retries": 0, "concurrency": 1, "n_ctx": 1, "n_threads": 1, "batch_size": 1}
 """Whole-number options and their least value."""
+_MOST = {"retries": 100, "concurrency": 4096, "n_ctx": 1 << 21, "n_threads": 1024, "batch_size": 1 << 16}
+"""... and their greatest (``?retries=1e20`` would retry for ever, ``?concurrency=1e9`` open a billion
+requests): a value above it is a typo."""
+_FLAGS = ("probe", "quiet_version_warning")
 _SECONDS = {"timeout": "> 0", "backoff": ">= 0", "max_backoff": ">= 0"}
 _UNIT = ("threshold",)
 
@@ -230,6 +240,10 @@ def check_option_values(uri: ModelURI, options: dict[str, Any]) -> None:
             bad = "a finite number"
         elif name in _COUNTS and not (is_number and float(value).is_integer() and value >= _COUNTS[name]):
             bad = f"a whole number >= {_COUNTS[name]}"
+        elif name in _MOST and value > _MOST[name]:
+            bad = f"a whole number from {_COUNTS[name]} to {_MOST[name]}"
+        elif name in _FLAGS and not isinstance(value, bool):
+            bad = "true or false"
         elif name in _SECONDS and not (is_number and (value > 0 if _SECONDS[name] == "> 0" else value >= 0)):
             bad = f"a number of seconds {_SECONDS[name]}"
         elif name in _UNIT and not (is_number and 0.0 <= value <= 1.0):
@@ -242,6 +256,38 @@ def check_option_values(uri: ModelURI, options: dict[str, Any]) -> None:
             )
         if name in _COUNTS:
             options[name] = int(value)
+
+
+def check_uri_options(uri: str) -> None:
+    """Refuse a URI whose ``?query`` names an undocumented option (``?password=``, ``?secret=``, a
+    typo) or a value no backend can use (``?probe=maybe``, ``?retries=1e20``), before anything is
+    written: a run calls it on every model URI of a block before its folder is touched."""
+    rest, options = split_query(uri)
+    shown = redact_uri(str(uri))
+    for name in options:
+        if is_secret_option(name) or name.lower() not in KNOWN_OPTIONS:
+            raise ModelError(
+                f"unknown option {name!r} in model URI '{shown}'; options: {', '.join(sorted(KNOWN_OPTIONS))}"
+                + (
+                    " (a key is never read from a URI: export it and add ?api_key_env=NAME)"
+                    if is_secret_option(name) or any(w in name.lower() for w in ("pass", "secret", "auth"))
+                    else ""
+                )
+            )
+    if options:
+        check_option_values(parse_uri(rest), dict(options))
+
+
+def check_block_uris(value: Any) -> None:
+    """:func:`check_uri_options` on every model URI with a query among a block's fields."""
+    if isinstance(value, dict):
+        for v in value.values():
+            check_block_uris(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            check_block_uris(v)
+    elif isinstance(value, str) and "?" in value and value.partition(":")[0].lower() in SCHEMES:
+        check_uri_options(value)
 
 
 def _construct(
@@ -261,6 +307,12 @@ def _api_key(env_name: str | None, uri: ModelURI) -> str | None:
     value = os.environ.get(env_name, "")
     if not value:
         raise ModelError(f"{env_name} is not set; export {env_name}=... to use {uri.shown}")
+    bad = control_character(value)
+    if bad is not None:  # sent as a header, a CR/LF would end it and inject headers of its own
+        raise ModelError(
+            f"{env_name} holds a control character ({bad}); export it again without it (a key "
+            "pasted with a line break?)"
+        )
     return value
 
 

@@ -28,7 +28,6 @@ import gzip
 import hashlib
 import json
 import re
-import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -314,7 +313,9 @@ def write_view(
             if reused is not None:
                 return reused
         if out_dir.is_dir() and not out_dir.is_symlink():
-            shutil.rmtree(out_dir)  # an earlier render's chunks; the folder is ours (claimed)
+            from fairprobe.report.writers import remove_own_files
+
+            remove_own_files(out_dir)  # an earlier render's pages; a file of yours in it stays
         out_dir.mkdir(parents=True, exist_ok=True)
 
     def write_page(name: str, script: str) -> None:

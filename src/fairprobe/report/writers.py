@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,6 +25,46 @@ def _temp_for(path: Path) -> tuple[int, str]:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     os.chmod(tmp, 0o666 & ~_umask())
     return fd, tmp
+
+
+def is_temp_of(name: str, outputs: Iterable[str]) -> bool:
+    """Whether ``name`` is a temporary file of one of ``outputs`` (``.report.html.k2j4_x9q``, or
+    export's ``.findings.csv.<pid>.tmp``): left behind only by a writer killed before its rename."""
+    return name.startswith(".") and any(name.startswith(f".{o}.") for o in outputs)
+
+
+def remove_stale_temps(folder: Path, outputs: Iterable[str]) -> list[str]:
+    """Remove the temporary files of ``outputs`` in ``folder`` (call it holding the folder's lock, so
+    no live writer owns them); returns their names."""
+    outputs = tuple(outputs)
+    removed = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return removed
+    for p in entries:
+        if is_temp_of(p.name, outputs) and p.is_file() and not p.is_symlink():
+            p.unlink(missing_ok=True)
+            removed.append(p.name)
+    return removed
+
+
+_OWN_IN_FOLDER = re.compile(
+    r"^\.?(shard-\d+\.parquet|part-\d+\.parquet|index\.js|chunk-\d+\.js|manifest\.json)(\..*)?$"
+)
+"""What fairprobe writes inside ``findings/`` and ``report-findings/`` (and their temporary files)."""
+
+
+def remove_own_files(folder: Path) -> None:
+    """Empty a folder fairprobe wrote (``findings/``, ``report-findings/``) of its own files only, and
+    remove it when nothing else is left: a file of yours put there is kept, never deleted."""
+    for path in sorted(folder.iterdir()):
+        if _OWN_IN_FOLDER.match(path.name) and (path.is_file() or path.is_symlink()):
+            path.unlink()
+    try:
+        folder.rmdir()
+    except OSError:  # not empty: the user's files stay
+        pass
 
 
 def atomic_write(path: Path, text: str) -> None:

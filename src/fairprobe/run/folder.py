@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 from fairprobe._version import __version__
 from fairprobe.errors import FairprobeError, RunStateError
 from fairprobe.report.findings_view import VIEW_DIR
+from fairprobe.report.writers import remove_own_files
 from fairprobe.run.shards import SHARDS_DIR
 from fairprobe.run.store import LOCK_FILE, Store
 from fairprobe.technique.spec import BlockSpec
@@ -113,16 +113,34 @@ def adopt_legacy(run_dir: Path, store: Store) -> None:
 
 
 def remove_written(run_dir: Path, store: Store) -> None:
-    """Remove what the manifest says this folder's runs wrote; a symlink is removed, never followed."""
+    """Remove what the manifest says this folder's runs wrote; a symlink is removed, never followed.
+    In a folder it wrote, only fairprobe's own files go (:func:`remove_own_files`)."""
     removed = []
     for name in sorted(store.written()):
         path = run_dir / name
         if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
+            remove_own_files(path)
+            if path.is_dir():  # the user's files keep it: it stays fairprobe's folder (their files stay)
+                continue
         elif _exists(path):
             path.unlink()
         removed.append(name)
     store.forget_written(removed)
+
+
+def discard_fresh(run_dir: Path, made_folder: bool) -> None:
+    """Undo a first run into ``run_dir`` that was refused before it recorded anything: its
+    ``run.db`` (with the files its manifest lists) and ``run.lock`` would make the folder look like
+    a run, so that a plain run later accepted a folder of the user's files it had refused."""
+    try:
+        with Store(run_dir / "run.db") as store:
+            remove_written(run_dir, store)
+        for name in ("run.db", "run.db-wal", "run.db-shm", "run.db-journal", "run.lock"):
+            (run_dir / name).unlink(missing_ok=True)
+        if made_folder:
+            run_dir.rmdir()  # only when empty: a file of someone else's keeps it
+    except OSError:
+        pass
 
 
 def _check_reserved(run_dir: Path, store: Store) -> None:
@@ -139,12 +157,13 @@ def _check_reserved(run_dir: Path, store: Store) -> None:
             )
 
 
-def open_locked(run_dir: Path) -> Store:
+def open_locked(run_dir: Path, *, shared: bool = False) -> Store:
     """The folder's ``run.db``, with the folder locked for as long as the store is open (a second
-    run, or a ``report`` of a live run, fails at once naming the PID that holds it)."""
+    run, or a ``report`` of a live run, fails at once naming the PID that holds it). ``shared``: a
+    reader's lock (a comparison), held by several readers at once but never beside a run."""
     from fairprobe.run.store import RunLock
 
-    lock = RunLock(run_dir).acquire()
+    lock = RunLock(run_dir, shared=shared).acquire()
     try:
         store = Store(run_dir / "run.db")
     except BaseException:
@@ -183,6 +202,11 @@ def open_run(spec: BlockSpec, run_dir: Path, *, overwrite: bool = False) -> Stor
         raise RunStateError(f"cannot create run folder {run_dir}: {exc.strerror}; check --out") from None
     store = open_locked(run_dir)
     try:
+        from fairprobe.report.writers import remove_stale_temps
+
+        # A run killed between a report's temporary file and its rename left it; the lock says no
+        # live writer owns it.
+        remove_stale_temps(run_dir, (*RUN_ARTEFACTS, "findings.csv", "findings.parquet"))
         adopt_legacy(run_dir, store)
         previous = store.get_meta("spec_hash")
         if previous is not None and previous != spec_hash:

@@ -15,11 +15,20 @@ from pathlib import Path
 from typing import Any
 
 from fairprobe._version import __version__
-from fairprobe.errors import DataError, FairprobeError, InternalError, RunInterrupted, RunStateError
+from fairprobe.errors import (
+    DataError,
+    FairprobeError,
+    InternalError,
+    ModelCodeError,
+    RunInterrupted,
+    RunStateError,
+)
+from fairprobe.interrupts import model_stop
 from fairprobe.judge.gates import explainer
 from fairprobe.judge.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold, walk_metric
 from fairprobe.judge.verdict import decide, incomplete
 from fairprobe.models.redact import redact_secrets
+from fairprobe.models.uri import check_block_uris
 from fairprobe.report.html import render_html
 from fairprobe.report.writers import write_junit, write_summary
 from fairprobe.result import Run
@@ -28,6 +37,7 @@ from fairprobe.run.folder import (
     ModelChanged,
     adopt_legacy,
     claim,
+    discard_fresh,
     now,
     open_locked,
     open_run,
@@ -98,11 +108,15 @@ def run_block(
     technique = get_technique(spec.technique)
     thresholds = [*spec.thresholds, *(fail_on or [])]
     check_thresholds(technique, spec, thresholds)
+    # A URI's undocumented ?option (?password=...) is refused before spec.yaml or run.db holds it.
+    check_block_uris(spec.block.model_dump(mode="json"))
     # Default gates when the user set none; none at all after `thresholds: []` / --no-default-gates.
     gates = list(technique.default_gates) if spec.default_gates and not thresholds else []
     no_gate = not thresholds and not spec.default_gates
     if technique.validate is not None:
         technique.validate(spec.block)  # input errors before the folder is touched
+    fresh = not (run_dir / "run.db").exists()  # a refused first run leaves no run.db behind
+    made_folder = not run_dir.exists()
     store = open_run(spec, run_dir, overwrite=overwrite)
     rules = json.dumps(
         {"allow_empty": spec.allow_empty, "max_invalid_rate": spec.max_invalid_rate, "no_gate": no_gate}
@@ -137,6 +151,8 @@ def run_block(
         for s in (cache, store):
             if s is not None:
                 s.close()
+        if fresh:  # e.g. a model that cannot be loaded: nothing was recorded
+            discard_fresh(run_dir, made_folder)
         raise
     store.set_meta(stopped="it did not finish (killed, or still running)")
     started = time.monotonic()
@@ -149,7 +165,12 @@ def run_block(
                 f"an input file of block {spec.name!r} is not UTF-8 text ({exc.reason}); re-save "
                 "its data/dictionary/case/tests files as UTF-8"
             ) from exc
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, SystemExit) as exc:
+            # Code run for a model (any backend) that exits or raises KeyboardInterrupt itself is an
+            # error of that model; only the user's Ctrl-C interrupts the run (fairprobe.interrupts).
+            why = model_stop(exc, f"code run by block {spec.name!r} (its model)")
+            if why is not None:
+                raise ModelCodeError(why) from None
             raise RunInterrupted(
                 f"the findings so far are kept in {run_dir}; run the same command again to resume"
             ) from None
@@ -160,7 +181,11 @@ def run_block(
             if isinstance(exc, RunInterrupted)
             else f"it stopped at an error: {exc}"
         )
-        _partial_reports(run_dir, store, why)
+        # A model whose code fails (or exits) at its first call still gets its reports: a CI job reads
+        # junit.xml and summary.json, and must see "incomplete", never no report at all.
+        kept = _partial_reports(run_dir, store, why, always=isinstance(exc, ModelCodeError))
+        if fresh and not kept:
+            discard_fresh(run_dir, made_folder)
         raise
     except Exception as exc:
         # A bug: the traceback goes to the run folder, one line to the screen (exit 3).
@@ -182,16 +207,25 @@ def run_block(
     return Run(run_dir, summary)
 
 
-def _partial_reports(run_dir: Path, store: Store, why: str) -> None:
+def _partial_reports(run_dir: Path, store: Store, why: str, *, always: bool = False) -> bool:
     """Reports of a run that stopped early, with the verdict "incomplete" and why it stopped. A run
-    that recorded nothing (stopped at an input error) writes none: there is nothing to show."""
+    that recorded nothing (stopped at an input error) writes none, unless ``always`` (the model under
+    test failed: the reports say so). ``why`` is stored redacted: a model's exception text may hold
+    a URI's password or an echoed ``Authorization`` header. Returns whether the run is kept (False:
+    it recorded nothing and wrote no report)."""
+    from fairprobe.models.redact import redact_secrets
+
+    kept = True
     try:
-        store.set_meta(stopped=why)
-        if not recorded_nothing(store, run_dir):
+        store.set_meta(stopped=redact_secrets(why))
+        if always or not recorded_nothing(store, run_dir):
             render_reports(run_dir, store=store, complete=False)
+        else:
+            kept = False
     except Exception:  # noqa: BLE001 - the original error matters more than a partial report
         pass
     store.close()
+    return kept
 
 
 def write_error_log(folder: Path, store: Store | None = None) -> Path:

@@ -29,6 +29,32 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+from fairprobe.errors import DataError
+
+
+def _damaged(path: Path, exc: Exception) -> DataError:
+    return DataError(
+        f"{path} is damaged ({type(exc).__name__}: {' '.join(str(exc).split())[:200]}): a truncated or "
+        "overwritten findings file; restore it, or run the spec again with --overwrite"
+    )
+
+
+def _parquet_file(path: Path) -> pq.ParquetFile:
+    """``pq.ParquetFile(path)``, a damaged (truncated) file being one line and exit 2, not a crash."""
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise _damaged(Path(path), exc) from None
+
+
+def _read_table(path: Path, **options: Any) -> pa.Table:
+    """``pq.read_table(path, ...)``, a damaged file being one line and exit 2 (:func:`_parquet_file`)."""
+    try:
+        return pq.read_table(path, **options)
+    except (pa.ArrowException, OSError) as exc:
+        raise _damaged(Path(path), exc) from None
+
+
 FINDING = "finding"
 """Column that holds each finding's JSON line."""
 
@@ -133,7 +159,7 @@ class FindingsTable:
         if isinstance(parts, pa.Table):
             self._count = parts.num_rows
         else:
-            self._count = sum(pq.ParquetFile(p).metadata.num_rows for p in parts)
+            self._count = sum(_parquet_file(p).metadata.num_rows for p in parts)
 
     @classmethod
     def from_files(cls, files: list[Path], typed: pa.Schema) -> FindingsTable:
@@ -158,7 +184,7 @@ class FindingsTable:
             yield self._parts.select(names)
             return
         for path in self._parts:
-            file = pq.ParquetFile(path)
+            file = _parquet_file(path)
             have = [n for n in names if n in file.schema_arrow.names]
             for batch in file.iter_batches(batch_size=8192, columns=have):
                 yield self._with_missing(pa.Table.from_batches([batch]), names)
@@ -173,8 +199,8 @@ class FindingsTable:
         return table.select(names)
 
     def _read(self, path: Path, names: list[str]) -> pa.Table:
-        have = set(pq.ParquetFile(path).schema_arrow.names)
-        return self._with_missing(pq.read_table(path, columns=[n for n in names if n in have]), names)
+        have = set(_parquet_file(path).schema_arrow.names)
+        return self._with_missing(_read_table(path, columns=[n for n in names if n in have]), names)
 
     def columns(self, names: list[str]) -> pa.Table:
         """Typed columns of every finding, in order. The shard files are read as one dataset (files
@@ -203,7 +229,7 @@ class FindingsTable:
             return
         needs = list(needs)
         for path in self._parts:
-            file = pq.ParquetFile(path)
+            file = _parquet_file(path)
             have = [n for n in needs if n in file.schema_arrow.names]
             for group in range(file.num_row_groups):
                 keys = self._with_missing(file.read_row_group(group, columns=have), needs)
@@ -269,7 +295,7 @@ class FindingsLog:
         if self._ids is None:
             self._ids = set()
             for path in self.parts():
-                self._ids.update(pq.read_table(path, columns=["id"]).column("id").to_pylist())
+                self._ids.update(_read_table(path, columns=["id"]).column("id").to_pylist())
         return self._ids
 
     def clear(self) -> None:
@@ -318,7 +344,7 @@ class FindingsLog:
         findings marked hidden, e.g. a judge's control pairs)."""
         seen: set[str] = set()
         for path in self.parts():
-            table = pq.read_table(path)
+            table = _read_table(path)
             for line, fid, is_hidden in zip(
                 table.column(FINDING).to_pylist(),
                 table.column("id").to_pylist(),
@@ -340,7 +366,7 @@ class FindingsLog:
         parts = self.parts()
         if len(parts) < 2:
             return
-        table = pa.concat_tables([pq.read_table(p) for p in parts])
+        table = pa.concat_tables([_read_table(p) for p in parts])
         ids = table.column("id").to_pylist()
         first: dict[str, int] = {}
         for i, fid in enumerate(ids):

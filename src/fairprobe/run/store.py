@@ -336,18 +336,21 @@ class RunLock:
     :class:`RunStateError` at once naming the PID that holds it. Where ``fcntl`` is missing
     (Windows) the lock is a no-op."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, *, shared: bool = False):
         self.path = Path(folder) / LOCK_FILE
+        self.shared = shared
         self._fh: Any = None
 
     def acquire(self) -> RunLock:
+        """Take the lock, or fail at once. A ``shared`` lock is a reader's (a comparison reading its
+        input runs): any number of readers hold it side by side; a run (exclusive) waits for none."""
         try:
             import fcntl
         except ImportError:  # pragma: no cover - Windows
             return self
         fh = self.path.open("a+")
         try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fh.fileno(), (fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except OSError:
             fh.seek(0)
             pid = fh.read().strip() or "?"
@@ -356,6 +359,9 @@ class RunLock:
                 f"run folder {self.path.parent} in use by PID {pid}; wait for that run to finish "
                 "or choose another --out"
             ) from None
+        if self.shared:  # the file names the writer's PID; a reader leaves it as it is
+            self._fh = fh
+            return self
         fh.seek(0)
         fh.truncate()
         fh.write(str(os.getpid()))

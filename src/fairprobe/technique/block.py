@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from fairprobe.judge.thresholds import Threshold
 
@@ -74,6 +74,20 @@ class BlockBase(BaseModel):
     execution_only: ClassVar[frozenset[str]] = frozenset()
     """Fields that never change findings (left out of the resume check)."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_flag_for_a_number(cls, data: Any) -> Any:
+        """``order: true`` is a typo, not the number 1 (pydantic would read it so): refused."""
+        if isinstance(data, dict):
+            for name, field in cls.model_fields.items():
+                value = data.get(name)
+                numeric = field.annotation in (int, float, int | None, float | None)
+                if isinstance(value, bool) and numeric:
+                    raise ValueError(
+                        f"{name}: {str(value).lower()} is not a number; give a number, e.g. {name}: 2"
+                    )
+        return data
+
     input_files: ClassVar[frozenset[str] | None] = None
     """Fields that name input files (data, dictionary, case, tests, KB, ...): the resume check hashes
     their content, so an edited file is a different run. ``None`` (the default) means every string
@@ -124,4 +138,8 @@ def check_folder_name(value: str, what: str) -> str:
             f"{what} {value!r} must be a plain folder name (no '/', '..' or absolute path): "
             "run folders stay inside `out`"
         )
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):  # a newline would split every line it is in
+        raise ValueError(f"{what} {value[:60]!r} holds a control character (a line break?); remove it")
+    if len(value.encode("utf-8", "replace")) > 200:  # a folder name: file systems allow 255 bytes
+        raise ValueError(f"{what} {value[:60]!r}... is {len(value)} characters long; give at most 200")
     return value

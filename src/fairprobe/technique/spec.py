@@ -311,19 +311,28 @@ def _models_of(item: dict[str, Any], source: str, line: int | None) -> list[str]
         raise SpecError(f"{source}:{line}: give either model: or models: in a block, not both")
     if not isinstance(models, list) or len(models) < 2 or not all(isinstance(m, str) and m for m in models):
         raise SpecError(f"{source}:{line}: models: must be a list of two or more model URIs")
-    if len(set(models)) != len(models):
+    models = [m.strip() for m in models]
+    if len(set(models)) != len(models) or len({model_folder(m) for m in models}) != len(models):
         raise SpecError(f"{source}:{line}: models: names the same model twice")
     return models
 
 
 def model_folder(uri: str) -> str:
-    """A folder name for a model URI: readable, without query options or credentials, unique."""
+    """A folder name for a model URI: readable, without query options or credentials, unique.
+
+    The hash covers what names the model, not how it is reached: execution options (``?timeout=``)
+    and credentials (a rotated password) keep the folder, so a re-run resumes there."""
     import hashlib
 
-    visible = uri.split("?", 1)[0].split("#", 1)[-1] if "#" in uri else uri.split("?", 1)[0]
+    from fairprobe.models.redact import redact_uri
+
+    uri = uri.strip()
+    key = redact_uri(_without_execution_options(uri))
+    plain = re.sub(r"\?[^#]*", "", uri)  # the query, before or after #MODEL
+    visible = plain.split("#", 1)[-1] if "#" in plain else plain
     visible = visible.rsplit("@", 1)[-1]
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", visible).strip("-.")[:48] or "model"
-    return f"{slug}-{hashlib.sha256(uri.encode()).hexdigest()[:6]}"
+    return f"{slug}-{hashlib.sha256(key.encode()).hexdigest()[:6]}"
 
 
 def load_spec(path: str | Path) -> tuple[list[BlockSpec], dict[str, Any]]:

@@ -50,7 +50,7 @@ def extract_json(text: str, expect: type = list) -> Any:
     for piece in pieces:
         try:
             value = json.loads(piece)
-        except (json.JSONDecodeError, ValueError):
+        except (json.JSONDecodeError, ValueError, RecursionError):  # RecursionError: [[[[...]]]] 100k deep
             continue
         if isinstance(value, expect):
             return value

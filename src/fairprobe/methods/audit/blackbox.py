@@ -76,8 +76,8 @@ class BlackBox:
             for p in preds:
                 self.answers += 1
                 value = p.scores.get(self.label)
-                if INVALID in p.labels or (value is not None and not math.isfinite(float(value))):
-                    self.invalid += 1  # a nan / inf score (or an unparsable answer)
+                if INVALID in p.labels or (value is not None and not 0.0 <= float(value) <= 1.0):
+                    self.invalid += 1  # nan / inf, a "probability" outside [0, 1], or an unparsable answer
                     out.append(INVALID_SCORE)
                     continue
                 if value is None:
@@ -137,7 +137,19 @@ def read_scores(path: str) -> dict[str, float]:
             f"{path}: no score is a finite number (all {len(scores)} are nan or inf); "
             "write each score as a probability in [0, 1] or a confidence in [0, 100]"
         )
+    low = min(finite, default=0.0)
+    if low < 0:
+        where = next(k for k, v in scores.items() if v == low)
+        raise DataError(
+            f"{path}: id {where!r} has a negative score {low}; give probabilities in [0, 1] or 0-100"
+        )
     if finite and max(finite) > 1.0:
+        if max(finite) > 100.0:
+            where = next(k for k, v in scores.items() if v == max(finite))
+            raise DataError(
+                f"{path}: id {where!r} has score {max(finite)}, above 100; give probabilities in [0, 1] or "
+                "confidences in [0, 100]"
+            )
         scores = {k: v / 100.0 for k, v in scores.items()}
     return scores
 

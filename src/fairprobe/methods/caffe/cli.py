@@ -78,9 +78,9 @@ def add_commands(app: typer.Typer) -> None:
         seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
     ) -> None:
         """Build the knowledge base of (topic, disadvantaged group, advantaged group, bias type) triples."""
-        from fairprobe.data.readers import check_output_file
         from fairprobe.errors import UsageError
         from fairprobe.methods.caffe.kb import build_kb, load_kb, write_kb
+        from fairprobe.run.outputs import check_output_file
 
         if output is None:
             raise UsageError("fairprobe caffe kb build needs --output: the knowledge base JSONL to write")
@@ -121,7 +121,6 @@ def add_commands(app: typer.Typer) -> None:
 
         Each accepted pair is appended to OUTPUT as it is made, with progress per triple on stderr; a
         re-run with OUTPUT present resumes: triples finished before are skipped."""
-        from fairprobe.data.readers import check_output_file
         from fairprobe.errors import UsageError
         from fairprobe.methods.caffe.block import CaffeBlock
         from fairprobe.methods.caffe.case import load_case
@@ -134,6 +133,7 @@ def add_commands(app: typer.Typer) -> None:
             write_stopping,
         )
         from fairprobe.methods.caffe.kb import build_kb, load_kb, retopic
+        from fairprobe.run.outputs import check_output_file
         from fairprobe.run.progress import ProgressReporter
         from fairprobe.run.streaming import AppendLog, in_flight
 
@@ -190,6 +190,14 @@ def add_commands(app: typer.Typer) -> None:
                     on_triple=triple_done,
                 )
         write_stopping(stats, side)
+        if not records and not kept:  # an empty prompts file is no test set: not a success (exit 0)
+            from fairprobe.errors import ModelOutputError
+
+            raise ModelOutputError(
+                f"caffe generate made no valid pair for any of {total} case-triple(s) with {v['generator']} "
+                f"(every candidate was rejected; see {side}); try a stronger --generator or more "
+                "--generator-calls"
+            )
         typer.echo(
             f"wrote {len(records)} new pair(s) to {output} ({len(kept) + len(records)} in all) for {total} "
             f"case-triple(s); stopping points in {side}"

@@ -11,6 +11,17 @@ import typer
 from fairprobe.cli.build import Alias, block_options, technique_command
 from fairprobe.methods.certify.block import CertifyBlock, TrainOptions
 
+MODEL_FILES = (
+    "model.pt",
+    "config.json",
+    "vocab.json",
+    "meta.json",
+    "embeddings.pt",
+    "embeddings.tmp",
+    "no-pretraining",
+)
+"""What ``certify train`` writes into --model-out (``no-pretraining/``: the ablation's model)."""
+
 
 def add_commands(app: typer.Typer) -> None:
     certify = typer.Typer(
@@ -27,17 +38,24 @@ def add_commands(app: typer.Typer) -> None:
             Path | None, typer.Option("--model-out", help="model directory to write")
         ] = None,
         seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
+        overwrite: Annotated[
+            bool,
+            typer.Option(
+                help="write into a non-empty MODEL_OUT that fairprobe did not create (only the model's own "
+                "files are written; none of yours is replaced)"
+            ),
+        ] = False,
     ) -> None:
         """Pre-train the embedding table (§3.1), train the classifier (§3.2), write MODEL_OUT."""
         import json
 
         import torch
 
-        from fairprobe.data.readers import check_output_dir
         from fairprobe.errors import UsageError
         from fairprobe.methods.certify import lexicon
         from fairprobe.methods.certify.pipeline import ABLATION_DIR
         from fairprobe.methods.certify.train import TrainConfig, train_task
+        from fairprobe.run.outputs import check_output_folder, claim_output_folder
 
         v = values
         if v["task"] is None:
@@ -45,7 +63,7 @@ def add_commands(app: typer.Typer) -> None:
         if model_out is None:
             raise UsageError("fairprobe certify train needs --model-out: the model directory to write")
         out = Path(model_out)
-        check_output_dir(out, typed["model_out"])
+        check_output_folder(out, typed["model_out"], MODEL_FILES, overwrite=overwrite)
         if v["wordnet"] and v["pretrain"] and not lexicon.wordnet_available():
             raise UsageError(
                 "WordNet is not installed (/usr/share/wordnet); run `apt-get install -y wordnet-base` "
@@ -83,6 +101,7 @@ def add_commands(app: typer.Typer) -> None:
         def log(msg: str) -> None:
             typer.echo(msg, err=True)
 
+        claim_output_folder(out, MODEL_FILES)
         result = train_task(out, cfg, log)
         summary = {
             k: result[k] for k in ("model_dir", "model_hash", "test_accuracy", "epochs_run", "seconds")

@@ -39,8 +39,8 @@ def add_commands(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Mine candidate word pairs from a Social Bias Frames file for a person to curate."""
-        from fairprobe.data.readers import check_output_file
         from fairprobe.lexicons.sbic import extract_candidates, write_candidates
+        from fairprobe.run.outputs import check_output_file
 
         output = Path(output)
         check_output_file(output, typed["output"])

@@ -94,10 +94,10 @@ def add_commands(app: typer.Typer) -> None:
         Each valid test is appended to OUTPUT as soon as it is made, with progress on stderr; a re-run
         with OUTPUT present resumes: requests that already have their tests are skipped."""
         from fairprobe.cli.build import validated
-        from fairprobe.data.readers import check_output_file
         from fairprobe.lexicons.metafair_catalogue import load_catalogue
         from fairprobe.methods.metafair import generator as gen
         from fairprobe.methods.metafair.relations import select_dimensions, select_relations
+        from fairprobe.run.outputs import check_output_file
         from fairprobe.run.progress import ProgressReporter
         from fairprobe.run.streaming import AppendLog, in_flight
 
@@ -204,9 +204,9 @@ def add_commands(app: typer.Typer) -> None:
         from rich.table import Table
 
         from fairprobe.cli.build import validated
-        from fairprobe.data.readers import check_output_file
         from fairprobe.methods.metafair.judge_eval import evaluate_controls, evaluate_group, read_labels
         from fairprobe.oracles.llm_judge import LLMJudge
+        from fairprobe.run.outputs import check_output_file
 
         repeat = validated(MetaFairBlock, {"repeat": judgements}, {"repeat": typed["judgements"]})["repeat"]
         temperature, max_tokens = values["judge_temperature"], values["judge_max_tokens"]
