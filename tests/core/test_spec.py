@@ -68,15 +68,15 @@ def test_execution_only_settings_do_not_change_the_resume_hash():
     from fairprobe.methods.hinter.block import HInterBlock
 
     techs = {"hinter": HInterBlock}
-    (local,) = parse_spec("hinter:\n  model: m\n", "s.yaml", techs)
+    (local,) = parse_spec("hinter:\n  model: py:m:f\n", "s.yaml", techs)
     (ray,) = parse_spec(
-        "hinter:\n  model: m\n  executor: ray\n  ray_address: 10.0.0.1:6379\n  chunk_mutants: 50\n",
+        "hinter:\n  model: py:m:f\n  executor: ray\n  ray_address: 10.0.0.1:6379\n  chunk_mutants: 50\n",
         "s.yaml",
         techs,
     )
     assert ray.block.executor == "ray" and ray.resolved()["block"]["executor"] == "ray"
     assert local.resolved_hash() == ray.resolved_hash()  # a local run may resume on a cluster
-    (other,) = parse_spec("hinter:\n  model: m\n  batch_originals: 8\n", "s.yaml", techs)
+    (other,) = parse_spec("hinter:\n  model: py:m:f\n  batch_originals: 8\n", "s.yaml", techs)
     assert other.resolved_hash() != local.resolved_hash()  # shards differ: not the same run
     with pytest.raises(SpecError):
-        parse_spec("hinter:\n  model: m\n  executor: spark\n", "s.yaml", techs)
+        parse_spec("hinter:\n  model: py:m:f\n  executor: spark\n", "s.yaml", techs)
