@@ -42,7 +42,9 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 from rich.markup import escape
 
-VERDICT_FIELDS = frozenset({"name", "seed", "thresholds", "allow_empty", "max_invalid_rate"})
+VERDICT_FIELDS = frozenset(
+    {"name", "seed", "thresholds", "allow_empty", "max_invalid_rate", "accept_untested"}
+)
 """Fields every block inherits from ``BlockBase``: run options on the command line and in Python
 (``--out`` names the folder, ``--fail-on`` holds the thresholds, the root options the verdict rules)."""
 

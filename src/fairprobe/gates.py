@@ -62,6 +62,8 @@ def gate_words(threshold: Threshold, share: bool, failed: bool = True) -> str:
         return f"within the {value} gate ({threshold})"
     if side is None:
         return f"and the fail condition {threshold} holds"
+    if threshold.bound.endswith("_adj"):
+        return f"its interval corrected for the slices tested lies {side} the {value} gate"
     if threshold.bound:
         return f"its whole 95% interval lies {side} the {value} gate"
     return f"{side} the {value} gate"
@@ -97,3 +99,17 @@ def explainer(metrics: dict[str, Any], explanations: dict[str, Explanation]) -> 
 def parse_gates(gates: tuple[str, ...] | list[str]) -> list[Threshold]:
     """A technique's default gates as thresholds."""
     return [Threshold.parse(g) for g in gates]
+
+
+def worder(metrics: dict[str, Any], explanations: dict[str, Explanation]):  # noqa: ANN201
+    """``words(path)``: what the metric at ``path`` counted, in words ("the model changed its answer
+    for 0 of 246 race mutants"), from the technique's :class:`Explanation`; "" when it has none."""
+
+    def words(path: str) -> str:
+        how = explanations.get(path)
+        counted = count_of(metrics, path)
+        if how is None or counted is None:
+            return ""
+        return how.text.format(count=f"{counted[0]:,}", n=f"{counted[1]:,}")
+
+    return words

@@ -19,8 +19,9 @@ from typing import Any
 from fairprobe._version import __version__
 from fairprobe.caching import CachedChatModel, CachedClassifier
 from fairprobe.errors import DataError, FairprobeError, InternalError, RunInterrupted, RunStateError
+from fairprobe.evidence import fill_coverage
 from fairprobe.export import stored_findings, write_jsonl_if_small
-from fairprobe.gates import explainer
+from fairprobe.gates import explainer, worder
 from fairprobe.models.redact import redact_secrets, redact_uri
 from fairprobe.progress import ProgressReporter
 from fairprobe.registry import get as get_technique
@@ -223,12 +224,19 @@ def run_block(
     check_thresholds(technique, spec, thresholds)
     # Default gates when the user set none; none at all after `thresholds: []` / --no-default-gates.
     gates = list(technique.default_gates) if spec.default_gates and not thresholds else []
+    evidence = list(technique.evidence_gates) if gates else []
     no_gate = not thresholds and not spec.default_gates
     if technique.validate is not None:
         technique.validate(spec.block)  # input errors before the folder is touched
     store = open_run(spec, run_dir, overwrite=overwrite)
     rules = json.dumps(
-        {"allow_empty": spec.allow_empty, "max_invalid_rate": spec.max_invalid_rate, "no_gate": no_gate}
+        {
+            "allow_empty": spec.allow_empty,
+            "max_invalid_rate": spec.max_invalid_rate,
+            "no_gate": no_gate,
+            "accept_untested": spec.accept_untested,
+            "evidence": evidence,
+        }
     )
     store.set_meta(
         thresholds=json.dumps([str(t) for t in thresholds]),
@@ -368,6 +376,9 @@ def render_reports(
         gates = json.loads(store.get_meta("default_gates") or "null")
         if gates is None:  # a run folder from before default gates: judged as a new run would be
             gates = [] if thresholds or rules.get("no_gate") else list(technique.default_gates)
+        evidence = rules.get("evidence")
+        if evidence is None:  # a run folder from before pass conditions: as a new run would be
+            evidence = list(technique.evidence_gates) if gates else []
         implied = [] if rules.get("no_gate") else analysis.implied_thresholds
         verdict = decide(
             analysis.metrics,
@@ -378,6 +389,9 @@ def render_reports(
             allow_empty=bool(rules.get("allow_empty", False)),
             max_invalid_rate=float(rules.get("max_invalid_rate", DEFAULT_MAX_INVALID_RATE)),
             inconclusive_reasons=analysis.inconclusive,
+            evidence=[Threshold.parse(t) for t in evidence],
+            accept_untested=bool(rules.get("accept_untested", False)),
+            worded=worder(analysis.metrics, analysis.explanations),
         )
         finished = store.get_meta("finished")
         stopped = store.get_meta("stopped")
@@ -404,6 +418,9 @@ def render_reports(
             "reason_anchors": verdict.anchors,
             "notes": verdict.notes,
             "passed": verdict.passed,
+            "evidence": verdict.evidence,
+            "accept_untested": bool(rules.get("accept_untested", False)),
+            "coverage": fill_coverage(analysis.coverage, store.get_state("info", {}) or {}),
             "headline": analysis.headline,
             "top_findings": analysis.top_findings,
             "spec": resolved["block"],
@@ -438,6 +455,7 @@ def run_options(
     allow_empty: bool = False,
     max_invalid_rate: float = DEFAULT_MAX_INVALID_RATE,
     default_gates: bool = True,
+    accept_untested: bool = False,
     option_name: Callable[[str], str] | None = None,
 ) -> RunOutcome:
     """Run a technique from command-line options or Python keyword arguments (the same validation
@@ -464,5 +482,6 @@ def run_options(
         allow_empty=allow_empty,
         max_invalid_rate=max_invalid_rate,
         default_gates=default_gates,
+        accept_untested=accept_untested,
     )
     return run_block(spec, out, overwrite=overwrite)

@@ -67,6 +67,11 @@ class BlockBase(BaseModel):
         description="pass a threshold whose metric has no data (n = 0) and a run that tested nothing "
         "(default false: both fail)",
     )
+    accept_untested: bool | None = Field(
+        default=None,
+        description="accept a pass on the attributes the run shows within the gate only, when others "
+        "lack the evidence (default false: such a run is inconclusive)",
+    )
     max_invalid_rate: float | None = Field(
         default=None,
         ge=0.0,
@@ -110,6 +115,8 @@ class BlockSpec:
     thresholds: list[Threshold]
     allow_empty: bool = False
     max_invalid_rate: float = DEFAULT_MAX_INVALID_RATE
+    accept_untested: bool = False
+    """Pass on the attributes shown within the gate only, when others lack evidence."""
     default_gates: bool = True
     """Apply the technique's default gates when no threshold is set (false after an explicit
     ``thresholds:``, even ``[]``, or ``--no-default-gates``)."""
@@ -176,6 +183,7 @@ class BlockSpec:
             "thresholds": [str(t) for t in self.thresholds],
             "allow_empty": self.allow_empty,
             "max_invalid_rate": self.max_invalid_rate,
+            "accept_untested": self.accept_untested,
         }
         doc[self.technique] = {"name": self.name, **self.resolved()["block"]}
         return yaml.safe_dump(doc, sort_keys=False)
@@ -225,9 +233,9 @@ def _without_execution_options(value: Any) -> Any:
     return rest if not kept else f"{rest}?{'&'.join(f'{k}={v}' for k, v in kept.items())}"
 
 
-_TOP_LEVEL = {"version", "seed", "out", "thresholds", "allow_empty", "max_invalid_rate"}
+_TOP_LEVEL = {"version", "seed", "out", "thresholds", "allow_empty", "max_invalid_rate", "accept_untested"}
 
-_VERDICT_ONLY = {"thresholds", "name", "seed", "allow_empty", "max_invalid_rate"}
+_VERDICT_ONLY = {"thresholds", "name", "seed", "allow_empty", "max_invalid_rate", "accept_untested"}
 """Block fields that decide the verdict, not the findings: kept out of the resume check and stored
 beside the run (a changed threshold re-judges a finished run without re-running it)."""
 
@@ -297,6 +305,11 @@ def parse_spec(
     allow_empty = data.get("allow_empty", False)
     if not isinstance(allow_empty, bool):
         raise SpecError(f"{source}:{line_of(root, ('allow_empty',))}: allow_empty must be true or false")
+    accept_untested = data.get("accept_untested", False)
+    if not isinstance(accept_untested, bool):
+        raise SpecError(
+            f"{source}:{line_of(root, ('accept_untested',))}: accept_untested must be true or false"
+        )
     max_invalid = data.get("max_invalid_rate", DEFAULT_MAX_INVALID_RATE)
     if isinstance(max_invalid, bool) or not isinstance(max_invalid, int | float) or not 0 <= max_invalid <= 1:
         raise SpecError(
@@ -351,6 +364,9 @@ def parse_spec(
                             else float(max_invalid)
                         ),
                         group=group,
+                        accept_untested=(
+                            block.accept_untested if block.accept_untested is not None else accept_untested
+                        ),
                         default_gates="thresholds" not in data and "thresholds" not in item,
                     )
                 )
