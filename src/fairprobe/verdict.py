@@ -235,7 +235,9 @@ def decide(
             [""],
         )
     notes = list(  # the user's conditions and the default gates; a case's own is in its table
-        dict.fromkeys(r["note"] for r in results.values() if r.get("note") and r["source"] in _NOTED)
+        dict.fromkeys(
+            f"closest call: {r['note']}" for r in results.values() if r.get("note") and r["source"] in _NOTED
+        )
     )
     return Verdict(PASS, results, notes=[*pass_note(rows, accept_untested), *notes], evidence=rows)
 

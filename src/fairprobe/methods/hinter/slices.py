@@ -65,7 +65,7 @@ def families(
     out: dict[str, Any] = {}
     for family, pick, what in (
         (WORD_PAIR, lambda a, b, c: f"{b}→{c}", "word pairs"),
-        (GROUP, lambda a, b, c: c.lower(), "group words"),
+        (GROUP, lambda a, b, c: c, "group words"),
     ):
         labels: dict[str, int] = {}
         code_of_key = np.full(len(keys), -1, dtype=np.int64)
