@@ -144,6 +144,7 @@ def _sibling(metrics: dict[str, Any], path: str, suffix: str) -> Any:
         return None
     if f"{leaf}{suffix}" in node:
         return node[f"{leaf}{suffix}"]
+    # a dict holding one rate keeps its counts beside it as ``n``, ``texts`` (Meta-Fair's entries)
     return node.get(suffix.lstrip("_")) if leaf in ("bias_rate", "rate") else None
 
 
@@ -183,7 +184,8 @@ def assess(metrics: dict[str, Any], conditions: list[Threshold], words: Any = No
             if value is None or bound is None:
                 row["status"] = UNTESTED
                 continue
-            end = None if ci is None else float(ci[0 if mirror.bound == "lower" else 1])
+            judged = interval_of(metrics, path, "_adj_ci") or ci  # the interval the fail gate reads
+            end = None if judged is None else float(judged[0 if mirror.bound == "lower" else 1])
             if end is not None and mirror.fails(end):
                 row["status"] = FAILS
             elif not cond.fails(bound) and row["status"] != FAILS:
