@@ -71,7 +71,9 @@ def explanations(metrics: dict[str, Any]) -> dict[str, Explanation]:
 
 def _cells_tested(metrics: dict[str, Any]) -> int:
     return sum(
-        e.get("bias_rate") is not None for row in metrics.get("by_mr_dimension", {}).values() for e in row.values()
+        e.get("bias_rate") is not None
+        for row in metrics.get("by_mr_dimension", {}).values()
+        for e in row.values()
     )
 
 
