@@ -80,8 +80,11 @@ def _check(result: pytest.RunResult) -> None:
     assert "Traceback" not in out
 
 
-def test_plugin_loaded_with_dash_p(project: pytest.Pytester) -> None:
-    _check(project.runpytest("-p", "fairprobe.pytest_plugin", "-p", "no:cacheprovider"))
+def test_plugin_loaded_with_dash_p(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    # In a child process: an in-process session unloads the modules first imported inside it (pandas,
+    # spaCy's registry), and a later test of the same worker then fails to re-import them.
+    monkeypatch.setenv("PYTHONPATH", pythonpath(project.path))
+    _check(project.runpytest_subprocess("-p", "fairprobe.pytest_plugin", "-p", "no:cacheprovider"))
 
 
 def test_plugin_loaded_by_its_entry_point(
