@@ -250,15 +250,13 @@ def pass_note(rows: list[dict[str, Any]], accepted: bool) -> list[str]:
 
 def fill_coverage(coverage: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
     """``coverage`` with ``{texts}`` in its reasons filled from what the run recorded (``texts`` read),
-    or "the" when it recorded nothing; ``texts`` added beside ``tested``."""
+    or left out when it recorded nothing; ``texts`` added beside ``tested``."""
     if not coverage:
         return {}
     texts = info.get("texts")
-    said = f"{texts:,}" if isinstance(texts, int) else "the"
+    old, said = ("{texts}", f"{texts:,}") if isinstance(texts, int) else ("{texts} ", "")
     out = dict(coverage)
-    out["untested"] = {
-        a: str(why).replace("{texts}", said) for a, why in coverage.get("untested", {}).items()
-    }
+    out["untested"] = {a: str(why).replace(old, said) for a, why in coverage.get("untested", {}).items()}
     if isinstance(texts, int):
         out["texts"] = texts
     return out
