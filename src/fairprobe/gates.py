@@ -14,6 +14,11 @@ decision rule the BAFA paper recommends for audits ("declaring non-compliance on
 uncertainty interval lies above a regulatory standard", bafa.txt, "From failure discovery to
 quantified uncertainty").
 
+Issue 39 reads the evidence in both directions (:mod:`fairprobe.evidence`): besides these fail gates,
+a technique declares pass conditions (:attr:`fairprobe.registry.Technique.evidence_gates`) that must
+hold for a pass, and gates its finest slices with intervals corrected for the number tested
+(``lower_adj(...)``): HInter every word pair and group word, Meta-Fair every relation × dimension cell.
+
 - **HInter** (hinter.txt §4, metric 1, the bias error rate): any attribute
   (``lower(error_rate.by_attribute.*) > 0.05``) or attribute combination
   (``lower(error_rate.by_pair.*) > 0.05``) whose error rate's 95% interval lies entirely above
@@ -22,8 +27,10 @@ quantified uncertainty").
   deterministic classifier, and requiring the whole interval above it keeps small runs from
   failing by chance. The combination gate also catches hidden intersectional bias (a combination
   that fails while its attributes pass).
-- **Meta-Fair** (metafair.txt §5, Table 6: bias per MR): any metamorphic relation whose bias rate's 95% interval lies
-  entirely above 5% (``lower(by_mr.*.bias_rate) > 0.05``), and likewise per sensitive dimension.
+- **Meta-Fair** (metafair.txt §5, Table 6: bias per MR): any metamorphic relation, sensitive dimension
+  or relation × dimension cell whose bias rate's interval, corrected for the slices of its family
+  (Bonferroni, Clopper–Pearson over tests), lies entirely above 5% (``lower_adj(by_mr.*.bias_rate) >
+  0.05``); a pass needs every dimension shown within 5% (``upper(by_dimension.*.bias_rate) <= 0.05``).
 - **CAFFE** (caffe.txt §4): each test case's own expected fairness level (the case carries it; a
   case with a pair below it fails), as before — no gate is added.
 - **Fairness certificates** (certificates.txt Eq. 4): fewer than :data:`CERTIFIED_GATE` (50%) of the

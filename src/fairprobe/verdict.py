@@ -18,6 +18,13 @@ the technique's **default gates** (:mod:`fairprobe.gates`), plus the thresholds 
 cases carry themselves (e.g. CAFFE's expected fairness level). A run with no fail condition at all
 (``thresholds: []``, ``--no-default-gates``) is "measured (no fairness gate)", never "pass".
 
+With the default gates the rule reads the evidence in both directions (issue 39,
+:mod:`fairprobe.evidence`): a gated slice *fails* only when its interval, corrected for the number
+of slices tested (Bonferroni), lies beyond the gate; the run *passes* only when every gated attribute
+is *shown* within its gate (the technique's pass conditions, e.g. ``upper(...)<=0.05``); otherwise it
+is "inconclusive", each reason naming the missing evidence and the texts a pass would need, unless
+``accept_untested`` accepts a pass on the shown attributes only.
+
 Exit codes (:mod:`fairprobe.cli`): 0 pass or measured; 1 fail or inconclusive; 2 usage or input error;
 3 internal error.
 """
