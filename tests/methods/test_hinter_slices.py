@@ -139,9 +139,8 @@ def test_a_scorer_ignoring_group_words_is_inconclusive_on_16_texts_with_the_text
 
 @pytest.mark.slow
 def test_a_scorer_ignoring_group_words_does_not_fail_on_the_imdb_sample(cli, loans):
-    r = cli(
-        "hinter", "--model", "py:loanmodels:blind", "--data", "imdb-sample", "--order", "1", "--out", "run"
-    )
+    args = ["--data", "imdb-sample", "--order", "1", "--out", "run"]
+    r = cli("hinter", "--model", "py:loanmodels:blind", *args, timeout=1500)  # 200 reviews, shared CPUs
     s = _summary(loans / "run")
     assert s["verdict"] in ("pass", "inconclusive"), s["reasons"]
     assert r.returncode == (0 if s["verdict"] == "pass" else 1)
