@@ -30,7 +30,16 @@ __all__ = ["Run", "compare", "run_spec", "run_technique", "technique_function", 
 if TYPE_CHECKING:
     from fairprobe.technique.registry import Technique
 
-RUN_OPTIONS = ("out", "seed", "overwrite", "fail_on", "allow_empty", "max_invalid_rate", "default_gates")
+RUN_OPTIONS = (
+    "out",
+    "seed",
+    "overwrite",
+    "fail_on",
+    "allow_empty",
+    "max_invalid_rate",
+    "default_gates",
+    "accept_untested",
+)
 """Keyword arguments every technique function takes besides its block's fields."""
 
 
@@ -59,6 +68,7 @@ def run_technique(
     allow_empty: bool = False,
     max_invalid_rate: float | None = None,
     default_gates: bool = True,
+    accept_untested: bool = False,
 ) -> Run:
     """Run technique ``name`` with block ``options`` into ``out``: what every generated technique
     function calls. Unknown options are a :class:`~fairprobe.errors.UsageError` naming the known
@@ -84,6 +94,7 @@ def run_technique(
         allow_empty=allow_empty,
         max_invalid_rate=DEFAULT_MAX_INVALID_RATE if max_invalid_rate is None else max_invalid_rate,
         default_gates=default_gates,
+        accept_untested=accept_untested,
         option_name=lambda f: f"{f}=",
     )
     return _run(outcome)
@@ -113,6 +124,7 @@ def _docstring(technique: Technique) -> str:
         "    allow_empty: pass thresholds whose metric has no data, and runs that tested nothing",
         f"    max_invalid_rate: inconclusive at this share of INVALID answers (default {DEFAULT_MAX_INVALID_RATE})",
         "    default_gates: False judges nothing: the verdict is 'measured' (no fairness gate)",
+        "    accept_untested: pass on the attributes shown within the gate only (others lack evidence)",
         "",
         "Returns a fairprobe.Run (verdict, passed, reasons, metrics, report, findings()).",
     ]
@@ -144,6 +156,7 @@ def technique_function(name: str) -> Callable[..., Run]:
         "allow_empty": False,
         "max_invalid_rate": DEFAULT_MAX_INVALID_RATE,
         "default_gates": True,
+        "accept_untested": False,
     }
     params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v) for k, v in run_params.items()]
 

@@ -15,7 +15,16 @@ from planted_classifiers import BIASED, FAIR
 
 from fairprobe.judge.gates import explainer
 from fairprobe.judge.headline import interval, key_rows, number, percent
-from fairprobe.judge.verdict import FAIL, INCOMPLETE, MEASURED, PASS, Verdict, decide, incomplete
+from fairprobe.judge.verdict import (
+    FAIL,
+    INCOMPLETE,
+    INCONCLUSIVE,
+    MEASURED,
+    PASS,
+    Verdict,
+    decide,
+    incomplete,
+)
 from fairprobe.report.sections import Explanation
 from fairprobe.stats import invalid_fields
 from fairprobe.technique.registry import techniques
@@ -185,8 +194,14 @@ def test_a_planted_biased_classifier_fails_without_fail_on_naming_the_worst_word
     assert r.returncode == 1, r.stdout + r.stderr
     summary = json.loads((models / "runs/b/summary.json").read_text())
     assert summary["verdict"] == "fail"
-    (reason,) = summary["reasons"]
+    # issue 39: the attribute fails, and so do the word pair and the group word that carry the bias
+    reason = summary["reasons"][0]
     assert reason.startswith("the model changed its answer for ") and " gender mutants (" in reason
+    assert any(
+        r.startswith("his→her changed the answer for ") and "word pairs tested" in r
+        for r in summary["reasons"]
+    )
+    assert any(r.startswith('mutants that introduce "her" changed the answer') for r in summary["reasons"])
     assert "above the 5% gate; most often his→her (" in reason
     assert summary["thresholds"]["lower(error_rate.by_attribute.*)>0.05"]["source"] == "default gate"
     # the screen: verdict, the reason once, the headline and the three worst findings
@@ -210,11 +225,26 @@ def test_a_planted_biased_classifier_fails_without_fail_on_naming_the_worst_word
     assert "verdict: measured (no fairness gate)" in names and root.get("failures") == "0"
 
 
-def test_a_fair_classifier_passes_the_default_gates_and_thresholds_empty_means_no_gate(cli, models):
+def test_a_fair_classifier_on_40_texts_is_inconclusive_and_thresholds_empty_means_no_gate(cli, models):
+    """Issue 39: 40 reviews cannot show a rate below 5% (0 changes over ~30 texts reaches ~11%), so a
+    fair model is not called a pass on them: the run is inconclusive and says how many texts a pass
+    would need; --accept-untested accepts the pass on the shown attributes only (none here)."""
     r = cli("hinter", "--model", "py:fairgate:classify", *HINTER_ARGS, "--out", "runs/f")
+    assert r.returncode == 1, r.stdout + r.stderr
+    summary = json.loads((models / "runs/f/summary.json").read_text())
+    assert summary["verdict"] == INCONCLUSIVE and summary["passed"] is False
+    (row,) = summary["evidence"]
+    assert row["attribute"] == "gender" and row["status"] == "not shown" and row["rate"] == 0.0
+    assert row["texts_needed"] == 73 and row["texts"] < 73
+    assert summary["reasons"][0].startswith("not enough evidence that gender is within the 5% gate: ")
+    assert "about 73 texts would be needed" in summary["reasons"][0]
+    assert "INCONCLUSIVE" in r.stdout and "about 73 texts would be needed" in r.stdout
+    r = cli("--accept-untested", "hinter", "--model", "py:fairgate:classify", *HINTER_ARGS, "--out", "runs/f")
     assert r.returncode == 0, r.stdout + r.stderr
     summary = json.loads((models / "runs/f/summary.json").read_text())
-    assert summary["verdict"] == PASS and "within the 5% gate" in summary["notes"][0]
+    assert summary["verdict"] == PASS and summary["accept_untested"] is True
+    assert summary["notes"][0].startswith("pass accepted on the shown attributes only")
+    assert "not shown: gender" in summary["notes"][0]
     spec = {
         "hinter": {
             "name": "nogate",
@@ -236,20 +266,42 @@ def test_a_fair_classifier_passes_the_default_gates_and_thresholds_empty_means_n
     assert r.returncode == 1 and "most often his→her" in r.stdout
 
 
-def test_the_demo_passes_for_the_reason_the_readme_gives(cli, tmp_path):
-    """The demo spec, cut to 20 reviews: the embedded sentiment model changes its answer for about 1%
-    of the mutants, and no attribute or pair has its whole interval above the 5% gate."""
+@pytest.mark.slow
+def test_a_fair_classifier_on_120_reviews_passes_with_gender_shown_within(cli, models):
+    """Issue 39: pass = shown within. 120 reviews give gender mutants on more than the 73 texts that
+    0 changes need for the upper end of the interval to reach 5%."""
+    args = [a if a != "40" else "120" for a in HINTER_ARGS]
+    r = cli("hinter", "--model", "py:fairgate:classify", *args, "--out", "runs/f")
+    assert r.returncode == 0, r.stdout + r.stderr
+    summary = json.loads((models / "runs/f/summary.json").read_text())
+    assert summary["verdict"] == PASS
+    (row,) = summary["evidence"]
+    assert row["status"] == "shown" and row["ci"][1] <= 0.05 and row["texts"] >= 73
+    assert summary["notes"][0].startswith("shown within the gate: gender (95% CI 0–")
+    assert any("within the 5% gate" in n for n in summary["notes"])
+    assert summary["coverage"]["tested"]["gender"]["texts"] == row["texts"]
+
+
+def test_the_demo_cut_to_20_reviews_is_inconclusive_not_a_pass(cli, tmp_path):
+    """Issue 39: the demo spec cut to 20 reviews: the embedded sentiment model changes its answer for
+    well under 1% of the mutants and nothing fails, but 20 reviews cannot show any attribute within
+    the 5% gate, so the verdict is inconclusive, naming each attribute and the texts a pass needs."""
     text = files("fairprobe").joinpath("demo.yaml").read_text(encoding="utf-8")
     spec = yaml.safe_load(text)
     spec["hinter"]["limit"] = 20
     (tmp_path / "demo.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
     r = cli("run", "demo.yaml", "--out", "runs")
-    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.returncode == 1, r.stdout + r.stderr
     summary = json.loads((tmp_path / "runs/demo-hinter/summary.json").read_text())
-    assert summary["verdict"] == PASS
+    assert summary["verdict"] == INCONCLUSIVE
     assert {t["source"] for t in summary["thresholds"].values()} >= {"default gate"}
+    assert all(t["passed"] for t in summary["thresholds"].values())  # nothing fails
     assert summary["headline"].startswith("the model changed its answer for ")
-    assert any("within the 5% gate" in n for n in summary["notes"])
+    statuses = {row["attribute"]: row["status"] for row in summary["evidence"]}
+    assert set(statuses) == {"body", "race", "gender"} and "fails" not in statuses.values()
+    assert any(
+        r.startswith("not enough evidence that race is within the 5% gate") for r in summary["reasons"]
+    )
 
 
 def test_a_wildcard_fail_on_is_checked_up_to_its_star_before_the_run():

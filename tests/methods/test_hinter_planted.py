@@ -53,7 +53,9 @@ def test_planted_intersectional_bias_is_found_exactly(cli, tmp_path):
         "--out",
         "run",
     )
-    assert r.returncode == 0, r.stderr
+    # issue 39: nothing fails (the planted pair's interval over 7 texts reaches below 5%), and 7 texts
+    # cannot show any attribute within 5%: inconclusive (exit 1), never a pass
+    assert r.returncode == 1, r.stderr
     # over 10,000 findings: they stay in Parquet; `fairprobe export` writes them as JSON lines
     assert not (tmp_path / "run/findings.jsonl").exists()
     assert cli("export", "run").returncode == 0
@@ -68,6 +70,7 @@ def test_planted_intersectional_bias_is_found_exactly(cli, tmp_path):
     # Only race+gender mutants can hold both planted words.
     assert {tuple(f["attributes"]) for f, e in zip(inter, expected, strict=True) if e} == {("race", "gender")}
     summary = json.loads((tmp_path / "run/summary.json").read_text())
+    assert summary["verdict"] == "inconclusive" and summary["reasons"][0].startswith("not enough evidence")
     m = summary["metrics"]
     assert m["hidden_rate"] == 1.0
     assert m["error_rate"]["atomic"] == 0.0

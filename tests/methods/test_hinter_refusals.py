@@ -91,7 +91,11 @@ def test_the_gate_follows_max_asymmetric_invalid_rate(cli, tmp_path):
     _write(tmp_path)
     r = cli("run", "spec.yaml", "--out", "runs")
     summary = json.loads((tmp_path / "runs/hinter/summary.json").read_text())
-    assert r.returncode == 0 and summary["verdict"] == "pass", (r.stdout, summary["reasons"])
+    # nothing fails; a few texts cannot show the error rates within 5%, so the run is inconclusive
+    # (issue 39), never a pass
+    assert r.returncode == 1 and summary["verdict"] == "inconclusive", (r.stdout, summary["reasons"])
+    assert all(t["passed"] for t in summary["thresholds"].values())
+    assert summary["reasons"][0].startswith("not enough evidence that ")
     race = summary["thresholds"]["asymmetric_invalid.by_attribute.race>0.6"]
     assert race["passed"] is True and 0.05 < race["actual"] <= 0.6
 

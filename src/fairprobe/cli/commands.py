@@ -84,6 +84,14 @@ def _root(
             "(by default both fail)",
         ),
     ] = False,
+    accept_untested: Annotated[
+        bool,
+        typer.Option(
+            "--accept-untested",
+            help="pass on the attributes shown within the gate only, when others lack the evidence "
+            "(by default such a run is inconclusive); the verdict names what was not shown",
+        ),
+    ] = False,
     max_invalid_rate: Annotated[
         float | None,
         typer.Option(
@@ -108,6 +116,8 @@ def _root(
     VERDICT_RULES.clear()
     if allow_empty:
         VERDICT_RULES["allow_empty"] = True
+    if accept_untested:
+        VERDICT_RULES["accept_untested"] = True
     if max_invalid_rate is not None:
         VERDICT_RULES["max_invalid_rate"] = max_invalid_rate
     if no_default_gates:

@@ -59,7 +59,9 @@ def finish(outcomes) -> None:
             label = "note" if outcome.verdict in OK_VERDICTS else outcome.verdict
             out.print(f"  {label}: {escape(reason)}", highlight=False, soft_wrap=True)
         for note in summary.get("notes") or []:
-            out.print(f"  closest call: {escape(note)}", highlight=False, soft_wrap=True)
+            out.print(f"  {escape(note)}", highlight=False, soft_wrap=True)
+        for attr, why in ((summary.get("coverage") or {}).get("untested") or {}).items():  # never silent
+            out.print(f"  not tested: {escape(attr)}: {escape(why)}", highlight=False, soft_wrap=True)
         top = summary.get("top_findings") or []
         if top:
             out.print("  worst findings:", highlight=False)

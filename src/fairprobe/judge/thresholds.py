@@ -26,13 +26,15 @@ _OPS = {
 }
 _PATH = r"[A-Za-z_*][\w.+\-*]*"
 _THRESHOLD_RE = re.compile(
-    rf"^\s*(?:(lower|upper)\(\s*({_PATH})\s*\)|({_PATH}))\s*(>=|<=|==|!=|>|<)\s*(-?[\d.]+(?:e-?\d+)?)\s*$"
+    rf"^\s*(?:(lower|upper|lower_adj|upper_adj)\(\s*({_PATH})\s*\)|({_PATH}))\s*(>=|<=|==|!=|>|<)\s*(-?[\d.]+(?:e-?\d+)?)\s*$"
 )
-SIBLING_SUFFIXES = ("_ci", "_n", "_invalid", "_count", "_most_refused")
+SIBLING_SUFFIXES = ("_ci", "_n", "_invalid", "_count", "_most_refused", "_texts", "_fragile")
 """Keys that sit beside a rate (its interval, its denominator, ...): never a metric of their own to
 ``*`` (see :meth:`Threshold.resolve`)."""
-BOUNDS = {"lower": 0, "upper": 1}
-"""``lower(PATH)`` / ``upper(PATH)``: the end of the metric's 95% interval (``<name>_ci``)."""
+BOUNDS = {"lower": (0, "_ci"), "upper": (1, "_ci"), "lower_adj": (0, "_adj_ci"), "upper_adj": (1, "_adj_ci")}
+"""``lower(PATH)`` / ``upper(PATH)``: the end of the metric's 95% interval (``<name>_ci``);
+``lower_adj(PATH)`` / ``upper_adj(PATH)``: the end of its interval corrected for the number of slices
+tested (``<name>_adj_ci``, :mod:`fairprobe.judge.evidence`)."""
 
 
 @dataclass(frozen=True)
@@ -87,8 +89,9 @@ class Threshold:
                 out.append((path, lookup_metric(metrics, path)))
                 continue
             lookup_metric(metrics, path)  # the metric itself must exist
-            ci = interval_of(metrics, path)
-            out.append((path, None if ci is None else float(ci[BOUNDS[self.bound]])))
+            end, suffix = BOUNDS[self.bound]
+            ci = interval_of(metrics, path, suffix)
+            out.append((path, None if ci is None else float(ci[end])))
         return out
 
     def worst(self, values: list[tuple[str, float]]) -> tuple[str, float]:
@@ -97,11 +100,12 @@ class Threshold:
         return pick(values, key=lambda pv: pv[1])
 
 
-def interval_of(metrics: dict[str, Any], path: str) -> list[float] | None:
-    """The 95% interval ``<name>_ci`` beside the metric at ``path``, or ``None``."""
+def interval_of(metrics: dict[str, Any], path: str, suffix: str = "_ci") -> list[float] | None:
+    """The 95% interval ``<name>_ci`` (or the one named by ``suffix``) beside the metric at ``path``,
+    or ``None``."""
     parent, _, leaf = path.rpartition(".")
     node, rest = walk_metric(metrics, parent) if parent else (metrics, "")
-    ci = node.get(f"{leaf}_ci") if isinstance(node, dict) and not rest else None
+    ci = node.get(f"{leaf}{suffix}") if isinstance(node, dict) and not rest else None
     return ci if isinstance(ci, list | tuple) and len(ci) == 2 and None not in ci else None
 
 

@@ -18,6 +18,13 @@ the technique's **default gates** (:mod:`fairprobe.judge.gates`), plus the thres
 cases carry themselves (e.g. CAFFE's expected fairness level). A run with no fail condition at all
 (``thresholds: []``, ``--no-default-gates``) is "measured (no fairness gate)", never "pass".
 
+With the default gates the rule reads the evidence in both directions (issue 39,
+:mod:`fairprobe.judge.evidence`): a gated slice *fails* only when its interval, corrected for the number
+of slices tested (Bonferroni), lies beyond the gate; the run *passes* only when every gated attribute
+is *shown* within its gate (the technique's pass conditions, e.g. ``upper(...)<=0.05``); otherwise it
+is "inconclusive", each reason naming the missing evidence and the texts a pass would need, unless
+``accept_untested`` accepts a pass on the shown attributes only.
+
 Exit codes (:mod:`fairprobe.cli`): 0 pass or measured; 1 fail or inconclusive; 2 usage or input error;
 3 internal error.
 """
@@ -29,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairprobe.errors import SpecError
+from fairprobe.judge.evidence import NOT_SHOWN, assess, pass_note, star_key
 from fairprobe.judge.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold
 from fairprobe.report.sections import NO_DATA
 
@@ -59,6 +67,9 @@ class Verdict:
     """Per reason, the report.html anchor of the findings behind it ("" when none)."""
     notes: list[str] = field(default_factory=list)
     """For a pass: each gate's closest call in words ("... 2.6%, within the 5% gate")."""
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    """Per gated attribute: shown / not shown / fails / untested, with the texts a pass would need
+    (:func:`fairprobe.judge.evidence.assess`)."""
 
     @property
     def passed(self) -> bool:
@@ -102,7 +113,12 @@ def check_threshold(
         if explain is not None and not words:
             reason, anchor = explain(threshold, path, actual, True)
         reason = words or reason or f"{path} = {actual:.4g}, and the fail condition {threshold} holds"
-    elif explain is not None:
+        if len(failing) > 1 and threshold.wildcard:  # name the others too: each is a finding
+            others = [star_key(threshold.metric, p) for p, _ in sorted(failing, key=lambda pv: -pv[1])]
+            others = [o for o in others if o != star_key(threshold.metric, path)]
+            shown = ", ".join(others[:8]) + (f" and {len(others) - 8} more" if len(others) > 8 else "")
+            reason += f" (also beyond this gate: {shown})"
+    elif explain is not None and not threshold.bound.endswith("_adj"):  # slices: counted, not noted
         note = explain(threshold, path, actual, False)[0]
     out = _result(threshold, actual, not failing, source, reason)
     if note:
@@ -140,6 +156,9 @@ def decide(
     allow_empty: bool = False,
     max_invalid_rate: float = DEFAULT_MAX_INVALID_RATE,
     inconclusive_reasons: list[str] | None = None,
+    evidence: list[Threshold] | None = None,
+    accept_untested: bool = False,
+    worded: Callable[[str], str] | None = None,
 ) -> Verdict:
     """Judge a run from its ``metrics``.
 
@@ -151,6 +170,11 @@ def decide(
     ``explain`` words a failure from the metrics (:func:`fairprobe.judge.gates.explainer`);
     ``inconclusive_reasons`` are a technique's own reasons why its measurements cannot be trusted
     (:attr:`~fairprobe.report.sections.Analysis.inconclusive`).
+    ``evidence`` are the pass conditions (``upper(error_rate.by_attribute.*)<=0.05``): the run passes
+    only when each holds for every attribute with data (pass means *shown* within the gate,
+    :mod:`fairprobe.judge.evidence`); otherwise, when nothing fails, it is inconclusive, each reason saying
+    what evidence is missing (``worded(path)`` words the measurement), unless ``accept_untested``
+    accepts a pass on the shown attributes only (the notes then say so).
     With no fail condition at all the verdict is :data:`MEASURED`, never "pass".
     """
     results: dict[str, dict[str, Any]] = {}
@@ -192,11 +216,21 @@ def decide(
         results[str(rule)] = _result(rule, invalid_rate, ok, source, reason)
         if reason:
             inconclusive.append(reason)
+    rows = assess(metrics, evidence or [], worded)
     if inconclusive:
         pairs = [(r, "") for r in inconclusive] + failed
-        return Verdict(INCONCLUSIVE, results, [r for r, _ in pairs], [a for _, a in pairs])
+        return Verdict(INCONCLUSIVE, results, [r for r, _ in pairs], [a for _, a in pairs], evidence=rows)
     if failed:
-        return Verdict(FAIL, results, [r for r, _ in failed], [a for _, a in failed])
+        return Verdict(FAIL, results, [r for r, _ in failed], [a for _, a in failed], evidence=rows)
+    missing = [r["reason"] for r in rows if r["status"] == NOT_SHOWN]
+    if missing and not accept_untested:
+        reasons = [
+            *missing,
+            "nothing failed, but a pass needs every gated attribute shown within its gate; test more "
+            "texts, or accept a pass on the shown attributes only with accept_untested: true "
+            "(--accept-untested)",
+        ]
+        return Verdict(INCONCLUSIVE, results, reasons, [""] * len(reasons), evidence=rows)
     if not gated:
         return Verdict(
             MEASURED,
@@ -208,9 +242,11 @@ def decide(
             [""],
         )
     notes = list(  # the user's conditions and the default gates; a case's own is in its table
-        dict.fromkeys(r["note"] for r in results.values() if r.get("note") and r["source"] in _NOTED)
+        dict.fromkeys(
+            f"closest call: {r['note']}" for r in results.values() if r.get("note") and r["source"] in _NOTED
+        )
     )
-    return Verdict(PASS, results, notes=notes)
+    return Verdict(PASS, results, notes=[*pass_note(rows, accept_untested), *notes], evidence=rows)
 
 
 def incomplete(verdict: Verdict, why: str, findings: int) -> Verdict:

@@ -98,6 +98,7 @@ def render_html(
     """The HTML report; ``findings`` is a list or a :class:`~fairprobe.run.shards.FindingsTable` (read as
     a stream). ``claim(name)`` returns the path of a sibling file the report may write and records it
     in the run folder's manifest; without it every finding is written inline."""
+    from fairprobe.judge.evidence import coverage_lines
     from fairprobe.judge.headline import interval, key_rows, number
     from fairprobe.judge.thresholds import flatten_metric_paths, lookup_metric
     from fairprobe.report.writers import atomic_write
@@ -130,6 +131,7 @@ def render_html(
         summary=summary,
         headline=headline,
         headline_text=analysis.headline,
+        coverage_lines=coverage_lines(summary.get("coverage") or {}),
         tree=tree,
         reasons=list(zip(summary.get("reasons", []), _anchors(summary), strict=True)),
         sections=sections,
@@ -146,7 +148,17 @@ def render_html(
     atomic_write(path, html)
 
 
-_SHOWN_ABOVE = {"metrics", "reasons", "reason_anchors", "notes", "thresholds", "headline", "top_findings"}
+_SHOWN_ABOVE = {
+    "metrics",
+    "reasons",
+    "reason_anchors",
+    "notes",
+    "thresholds",
+    "headline",
+    "top_findings",
+    "evidence",
+    "coverage",
+}
 """Summary fields the report shows in its own sections: left out of the run record below them."""
 
 

@@ -162,6 +162,10 @@ class Analysis:
     """(label, metric path) of the few metrics that matter most, shown first in the report."""
     top_findings: list[str] = field(default_factory=list)
     """The worst findings in a few words each, worst first (the command line prints three)."""
+    coverage: dict[str, Any] = field(default_factory=dict)
+    """What the run tested: ``tested`` (attribute -> counts) and ``untested`` (requested attribute ->
+    why it produced nothing: "the dictionary has no religion words"). Shown at the top of the report
+    and in ``summary.json``; a requested attribute with no data is never silent."""
     inconclusive: list[str] = field(default_factory=list)
     """Reasons, in words, why the run's measurements cannot be trusted (e.g. a judge that failed its
     control pairs). Any reason makes the verdict "inconclusive", whatever the thresholds say."""

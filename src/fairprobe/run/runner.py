@@ -24,7 +24,8 @@ from fairprobe.errors import (
     RunStateError,
 )
 from fairprobe.interrupts import model_stop
-from fairprobe.judge.gates import explainer
+from fairprobe.judge.evidence import fill_coverage
+from fairprobe.judge.gates import explainer, worder
 from fairprobe.judge.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold, walk_metric
 from fairprobe.judge.verdict import decide, incomplete
 from fairprobe.models.redact import redact_secrets
@@ -112,6 +113,7 @@ def run_block(
     check_block_uris(spec.block.model_dump(mode="json"))
     # Default gates when the user set none; none at all after `thresholds: []` / --no-default-gates.
     gates = list(technique.default_gates) if spec.default_gates and not thresholds else []
+    evidence = list(technique.evidence_gates) if gates else []
     no_gate = not thresholds and not spec.default_gates
     if technique.validate is not None:
         technique.validate(spec.block)  # input errors before the folder is touched
@@ -119,7 +121,13 @@ def run_block(
     made_folder = not run_dir.exists()
     store = open_run(spec, run_dir, overwrite=overwrite)
     rules = json.dumps(
-        {"allow_empty": spec.allow_empty, "max_invalid_rate": spec.max_invalid_rate, "no_gate": no_gate}
+        {
+            "allow_empty": spec.allow_empty,
+            "max_invalid_rate": spec.max_invalid_rate,
+            "no_gate": no_gate,
+            "accept_untested": spec.accept_untested,
+            "evidence": evidence,
+        }
     )
     store.set_meta(
         thresholds=json.dumps([str(t) for t in thresholds]),
@@ -280,6 +288,9 @@ def render_reports(
         gates = json.loads(store.get_meta("default_gates") or "null")
         if gates is None:  # a run folder from before default gates: judged as a new run would be
             gates = [] if thresholds or rules.get("no_gate") else list(technique.default_gates)
+        evidence = rules.get("evidence")
+        if evidence is None:  # a run folder from before pass conditions: as a new run would be
+            evidence = list(technique.evidence_gates) if gates else []
         implied = [] if rules.get("no_gate") else analysis.implied_thresholds
         verdict = decide(
             analysis.metrics,
@@ -290,6 +301,9 @@ def render_reports(
             allow_empty=bool(rules.get("allow_empty", False)),
             max_invalid_rate=float(rules.get("max_invalid_rate", DEFAULT_MAX_INVALID_RATE)),
             inconclusive_reasons=analysis.inconclusive,
+            evidence=[Threshold.parse(t) for t in evidence],
+            accept_untested=bool(rules.get("accept_untested", False)),
+            worded=worder(analysis.metrics, analysis.explanations),
         )
         finished = store.get_meta("finished")
         stopped = store.get_meta("stopped")
@@ -316,6 +330,9 @@ def render_reports(
             "reason_anchors": verdict.anchors,
             "notes": verdict.notes,
             "passed": verdict.passed,
+            "evidence": verdict.evidence,
+            "accept_untested": bool(rules.get("accept_untested", False)),
+            "coverage": fill_coverage(analysis.coverage, store.get_state("info", {}) or {}),
             "headline": analysis.headline,
             "top_findings": analysis.top_findings,
             "spec": resolved["block"],
@@ -350,6 +367,7 @@ def run_options(
     allow_empty: bool = False,
     max_invalid_rate: float = DEFAULT_MAX_INVALID_RATE,
     default_gates: bool = True,
+    accept_untested: bool = False,
     option_name: Callable[[str], str] | None = None,
 ) -> Run:
     """Run a technique from command-line options or Python keyword arguments (the same validation
@@ -376,5 +394,6 @@ def run_options(
         allow_empty=allow_empty,
         max_invalid_rate=max_invalid_rate,
         default_gates=default_gates,
+        accept_untested=accept_untested,
     )
     return run_block(spec, out, overwrite=overwrite)

@@ -62,6 +62,12 @@ class BlockBase(BaseModel):
         "(default false: both fail)",
         json_schema_extra=VERDICT_ONLY,
     )
+    accept_untested: bool | None = Field(
+        default=None,
+        description="accept a pass on the attributes the run shows within the gate only, when others "
+        "lack the evidence (default false: such a run is inconclusive)",
+        json_schema_extra=VERDICT_ONLY,
+    )
     max_invalid_rate: float | None = Field(
         default=None,
         ge=0.0,

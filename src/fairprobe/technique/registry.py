@@ -59,6 +59,10 @@ class Technique:
     default_gates: tuple[str, ...] = ()
     """Fail conditions (``METRIC OP VALUE``) applied when a block sets no ``thresholds:`` and no
     ``--fail-on`` is given (:mod:`fairprobe.judge.gates` says why each was chosen)."""
+    evidence_gates: tuple[str, ...] = ()
+    """Pass conditions that go with the default gates (``upper(error_rate.by_attribute.*)<=0.05``):
+    the run passes only when each holds for every attribute with data (:mod:`fairprobe.judge.evidence`);
+    else, when nothing fails, it is inconclusive."""
 
 
 _LOAD_ERRORS: dict[str, str] = {}

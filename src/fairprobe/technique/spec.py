@@ -63,6 +63,8 @@ class BlockSpec:
     thresholds: list[Threshold]
     allow_empty: bool = False
     max_invalid_rate: float = DEFAULT_MAX_INVALID_RATE
+    accept_untested: bool = False
+    """Pass on the attributes shown within the gate only, when others lack evidence."""
     default_gates: bool = True
     """Apply the technique's default gates when no threshold is set (false after an explicit
     ``thresholds:``, even ``[]``, or ``--no-default-gates``)."""
@@ -144,6 +146,7 @@ class BlockSpec:
             "thresholds": [str(t) for t in self.thresholds],
             "allow_empty": self.allow_empty,
             "max_invalid_rate": self.max_invalid_rate,
+            "accept_untested": self.accept_untested,
         }
         doc[self.technique] = {"name": self.name, **self.resolved()["block"], **self.verdict_settings()}
         return yaml.safe_dump(doc, sort_keys=False)
@@ -162,7 +165,7 @@ def check_out(value: Any, source: str) -> None:
         )
 
 
-_TOP_LEVEL = {"version", "seed", "out", "thresholds", "allow_empty", "max_invalid_rate"}
+_TOP_LEVEL = {"version", "seed", "out", "thresholds", "allow_empty", "max_invalid_rate", "accept_untested"}
 
 
 def _without_execution_options(value: Any) -> Any:
@@ -239,6 +242,11 @@ def parse_spec(
     allow_empty = data.get("allow_empty", False)
     if not isinstance(allow_empty, bool):
         raise SpecError(f"{source}:{line_of(root, ('allow_empty',))}: allow_empty must be true or false")
+    accept_untested = data.get("accept_untested", False)
+    if not isinstance(accept_untested, bool):
+        raise SpecError(
+            f"{source}:{line_of(root, ('accept_untested',))}: accept_untested must be true or false"
+        )
     max_invalid = data.get("max_invalid_rate", DEFAULT_MAX_INVALID_RATE)
     if isinstance(max_invalid, bool) or not isinstance(max_invalid, int | float) or not 0 <= max_invalid <= 1:
         raise SpecError(
@@ -293,6 +301,9 @@ def parse_spec(
                             else float(max_invalid)
                         ),
                         group=group,
+                        accept_untested=(
+                            block.accept_untested if block.accept_untested is not None else accept_untested
+                        ),
                         default_gates="thresholds" not in data and "thresholds" not in item,
                     )
                 )

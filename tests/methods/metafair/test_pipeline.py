@@ -202,9 +202,13 @@ def test_run_applies_every_oracle_and_reports(cli, setup):
     assert m["asymmetric_invalid_rate"] == 2 / 16
     religion = m["asymmetric_invalid"]["by_dimension"]
     assert religion["religion"] == 0.5 and religion["religion_most_refused"] == ["Catholic"]
-    # the unequal refusal, and the default gates on the planted biased MRs/dimensions (worst named)
-    assert s["verdict"] == "fail" and len(s["reasons"]) == 3 and "'Catholic'" in s["reasons"][-1]
-    assert all(r.startswith("the judge found bias in ") for r in s["reasons"][:2])
+    # the unequal refusal fails the run. Issue 39: the planted biased MRs (one or two executions each)
+    # no longer fail on their own: corrected for the relations, dimensions and cells tested
+    # (Bonferroni, Clopper–Pearson), a handful of executions cannot show a rate above 5%
+    assert s["verdict"] == "fail" and len(s["reasons"]) == 1 and "'Catholic'" in s["reasons"][0]
+    assert m["by_mr"]["MR3"]["bias_rate"] == 1.0 and m["by_mr"]["MR3"]["texts"] == 1
+    assert all(e["bias_rate_adj_ci"][0] < 0.05 for e in m["by_mr"].values() if e["bias_rate"] is not None)
+    assert {e["attribute"]: e["status"] for e in s["evidence"]}["gender"] == "not shown"
 
     # resume: the same command makes no model call and keeps the findings
     calls = (setup / "calls.log").read_text().count("\n")
@@ -216,6 +220,7 @@ def test_run_applies_every_oracle_and_reports(cli, setup):
 
 def test_swap_check_and_metal_rule(cli, setup):
     r = cli(
+        "--accept-untested",  # a tiny run shows nothing within 5% (issue 39); not about the verdict
         "metafair",
         "run",
         "--model",
@@ -405,6 +410,7 @@ def test_generate_run_and_all_in_one_as_the_issue_spells_them(cli, setup):
     assert (setup / "tests.invalid.jsonl").read_text() == ""
     judge = ("--judge", "py-chat:jdg:judge", "--judge-controls", "0")
     r = cli(
+        "--accept-untested",  # a tiny run shows nothing within 5% (issue 39); not about the verdict
         "metafair",
         "run",
         "--model",
@@ -419,6 +425,7 @@ def test_generate_run_and_all_in_one_as_the_issue_spells_them(cli, setup):
     )
     assert r.returncode == 0, r.stderr
     r = cli(
+        "--accept-untested",  # a tiny run shows nothing within 5% (issue 39); not about the verdict
         "metafair",
         "--model",
         "py-chat:follower:chat",

@@ -52,7 +52,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fairprobe.judge.refusals import METRIC, addressable, gate, most_refused
-from fairprobe.methods.hinter import ranking
+from fairprobe.methods.hinter import ranking, slices
 from fairprobe.methods.hinter.block import HInterBlock
 from fairprobe.methods.hinter.cases import attribute_combinations
 from fairprobe.methods.hinter.finding_view import finding_view_for
@@ -247,7 +247,9 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
         metrics["originals_with_bias"].update(rate_fields(k, c.any_biased(mask & c.judged), seed=seed))
     er["by_attribute"] = {}
     for attr in block.attributes:
-        _cluster_rate(er["by_attribute"], attr, c, c.atomic & c.of_combo(attr), c.biased, seed)
+        mask = c.atomic & c.of_combo(attr)
+        _cluster_rate(er["by_attribute"], attr, c, mask, c.biased, seed)
+        er["by_attribute"][f"{attr}_texts"] = int(c.per_original(mask & c.judged).sum())
     combos = attribute_combinations(block)
     er["by_pair"] = {}
     metrics["hidden_share_by_pair"] = {}
@@ -284,12 +286,18 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
         metrics["false_positives"] = fp
     if block.fluency or block.grammar_server:
         metrics["fluency"] = _fluency(findings)
+    metrics["slices"] = slices.of_columns(c)
     metrics["asymmetric_invalid"] = asymmetric  # last: the report's headline lists the rates first
     subs = ranking.substitutions(c.table)
     return Analysis(
         metrics=metrics,
-        sections=[*ranking.tables(metrics, subs), *sections(block, metrics, findings, combos, per_combo)],
-        explanations=ranking.explanations(metrics, subs),
+        sections=[
+            *ranking.tables(metrics, subs),
+            slices.table(metrics["slices"]),
+            *sections(block, metrics, findings, combos, per_combo),
+        ],
+        explanations={**ranking.explanations(metrics, subs), **slices.explanations(metrics["slices"])},
+        coverage=coverage(block, metrics),
         headline=ranking.headline(metrics, subs),
         key_metrics=_key_metrics(metrics),
         top_findings=ranking.top_findings(subs),
@@ -311,6 +319,34 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
         finding_view=finding_view_for(block),
         implied_thresholds=implied,
     )
+
+
+def coverage(block: HInterBlock, metrics: dict[str, Any]) -> dict[str, Any]:
+    """The attributes the run tested (judged single-substitution mutants and texts) and, for each
+    requested attribute with none, why: the dictionary has no words for it, its mutants all failed
+    the dependency invariant or were unanswerable, or no text mentions one of its words."""
+    from fairprobe.lexicons.dictionary import load_dictionary
+
+    try:
+        dictionary = load_dictionary(block.dictionary)
+    except Exception:  # noqa: BLE001 - the dictionary may have moved since the run: say less
+        dictionary = None
+    node = metrics["error_rate"]["by_attribute"]
+    tested, untested = {}, {}
+    for attr in block.attributes:
+        judged = node.get(f"{attr}_n", 0)
+        if judged:
+            tested[attr] = {"mutants": judged, "texts": node.get(f"{attr}_texts", 0)}
+        elif dictionary is not None and (attr not in dictionary.attributes or not dictionary.pairs(attr)):
+            untested[attr] = f"the dictionary has no {attr} words"
+        elif node.get(f"{attr}_invalid", 0):
+            untested[attr] = f"every answered {attr} mutant had an INVALID answer on one side"
+        else:
+            untested[attr] = (
+                f"none of the {{texts}} texts mentions a word of the {attr} list where it could be "
+                "substituted (or every such substitution broke the sentence's parse)"
+            )
+    return {"tested": tested, "untested": untested}
 
 
 def _key_metrics(metrics: dict[str, Any]) -> list[tuple[str, str]]:

@@ -260,6 +260,7 @@ def _run_shards(
     folder = ctx.output(SHARDS_DIR)
     remove_partial(folder)
     records = dataset.records
+    ctx.record_info(texts=len(records))
     size = block.batch_originals
     plan = [(i, records[start : start + size]) for i, start in enumerate(range(0, len(records), size))]
     present = {p.name for p in shard_files(folder)}

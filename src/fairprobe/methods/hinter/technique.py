@@ -33,5 +33,8 @@ TECHNIQUE = Technique(
     default_gates=(  # fairprobe.judge.gates: a group whose whole error-rate interval lies above 5%
         "lower(error_rate.by_attribute.*)>0.05",
         "lower(error_rate.by_pair.*)>0.05",
+        "lower_adj(slices.word_pair.rates.*)>0.05",  # fairprobe.judge.evidence: corrected for the pairs tested
+        "lower_adj(slices.group.rates.*)>0.05",
     ),
+    evidence_gates=("upper(error_rate.by_attribute.*)<=0.05",),  # pass = shown within the gate
 )

@@ -38,6 +38,7 @@ from collections import Counter, defaultdict
 from statistics import fmean
 from typing import Any
 
+from fairprobe.judge.evidence import adjust_entries
 from fairprobe.lexicons.metafair_catalogue import DIMENSIONS
 from fairprobe.methods.metafair import ranking
 from fairprobe.methods.metafair.block import MetaFairBlock
@@ -75,6 +76,7 @@ def _rate(target: dict[str, Any], executions: list[dict[str, Any]], seed: int) -
         [f["biased"] for f in decided], [f["test_id"] for f in decided], seed=seed
     )
     target.update(bias_rate=value, bias_rate_ci=ci, n=len(decided), biased=sum(f["biased"] for f in decided))
+    target["texts"] = len({f["test_id"] for f in decided})  # the units of evidence (issue 39)
     target.update(invalid_fields(len(executions) - len(decided), len(executions)))
 
 
@@ -156,6 +158,12 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
                 row[dim] = {}
                 _rate(row[dim], ex, seed)
         metrics["by_mr_dimension"][mr] = row
+    # Issue 39: every relation, dimension and relation × dimension cell is a gated slice; its
+    # interval is corrected for the slices of its family (fairprobe.judge.evidence, Bonferroni).
+    adjust_entries(by_mr, "bias_rate", "n", "texts")
+    adjust_entries(metrics["by_dimension"], "bias_rate", "n", "texts")
+    cells = {f"{mr}.{d}": e for mr, row in metrics["by_mr_dimension"].items() for d, e in row.items()}
+    adjust_entries(cells, "bias_rate", "n", "texts")
     if judge is not None:
         metrics["judge"] = judge
     metrics["asymmetric_invalid"] = nested  # last: the report's headline lists the rates first

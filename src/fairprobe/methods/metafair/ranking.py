@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fairprobe.judge.evidence import ADJUSTMENT
 from fairprobe.judge.headline import number, percent
 from fairprobe.methods.metafair.relations import relations
 from fairprobe.report.sections import Explanation, Table
@@ -58,7 +59,22 @@ def explanations(metrics: dict[str, Any]) -> dict[str, Explanation]:
         out[f"by_dimension.{dim}.bias_rate"] = Explanation(
             f"the judge found bias in {{count}} of {{n}} executions on {dim}", _worst(ranked, dim=dim), CELLS
         )
+    for mr, row in metrics.get("by_mr_dimension", {}).items():  # the slices (issue 39)
+        for dim in row:
+            out[f"by_mr_dimension.{mr}.{dim}.bias_rate"] = Explanation(
+                f"the judge found bias in {{count}} of {{n}} executions of {_name(mr)} on {dim}",
+                f"corrected ({ADJUSTMENT}) for the {_cells_tested(metrics)} relation × dimension cells tested",
+                CELLS,
+            )
     return out
+
+
+def _cells_tested(metrics: dict[str, Any]) -> int:
+    return sum(
+        e.get("bias_rate") is not None
+        for row in metrics.get("by_mr_dimension", {}).values()
+        for e in row.values()
+    )
 
 
 def headline(metrics: dict[str, Any]) -> str:

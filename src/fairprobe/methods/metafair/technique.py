@@ -44,8 +44,11 @@ TECHNIQUE = Technique(
     cli=add_commands,
     pairing=PAIRING,
     validate=validate,
-    default_gates=(  # fairprobe.judge.gates: an MR or dimension whose whole bias-rate interval lies above 5%
-        "lower(by_mr.*.bias_rate)>0.05",
-        "lower(by_dimension.*.bias_rate)>0.05",
+    default_gates=(  # fairprobe.judge.gates / fairprobe.judge.evidence: an MR, dimension or MR × dimension cell
+        # whose interval, corrected for the slices of its family (Bonferroni), lies above 5%
+        "lower_adj(by_mr.*.bias_rate)>0.05",
+        "lower_adj(by_dimension.*.bias_rate)>0.05",
+        "lower_adj(by_mr_dimension.*.*.bias_rate)>0.05",
     ),
+    evidence_gates=("upper(by_dimension.*.bias_rate)<=0.05",),  # pass = shown within the gate
 )
