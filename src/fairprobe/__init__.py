@@ -101,10 +101,19 @@ if not any(isinstance(finder, _MovedModules) for finder in _sys.meta_path):
 _API = ("Run", "run_spec", "techniques")
 
 
+def _is_submodule(name: str) -> bool:
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    return name in _MOVED or (here / f"{name}.py").is_file() or (here / name / "__init__.py").is_file()
+
+
 def __getattr__(name: str) -> Any:
     """``fairprobe.Run``, ``fairprobe.run_spec`` and one function per installed technique, built on
     first use from :mod:`fairprobe.api` (``fairprobe.compare`` is the comparison package, callable)."""
-    if name.startswith("_") or name == "api":
+    if name.startswith("_") or name == "api" or (name != "compare" and _is_submodule(name)):
+        # a submodule not imported yet (``from fairprobe import interrupts``): the import system
+        # loads it when this says "no such attribute"; the technique registry is never asked
         raise AttributeError(f"module 'fairprobe' has no attribute {name!r}")
     from fairprobe.api import Run, run_spec, technique_function, techniques
 
