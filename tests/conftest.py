@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 from childenv import pythonpath
 
+# In CI (CI=true) a skip fails the run unless tests/expected_skips.txt lists it (tests/expected_skips.py).
+pytest_plugins = ["expected_skips"]
+
 
 @pytest.fixture(scope="session")
 def smollm2_gguf() -> Path:
