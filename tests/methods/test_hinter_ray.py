@@ -237,6 +237,18 @@ def test_a_worker_killed_mid_shard_is_replaced_and_the_findings_equal_the_local_
     _same_findings(tmp_path / "run", reference)
 
 
+def _marked_shards(db_path: Path) -> set[int]:
+    """The shards the run's store records as done (none while the store does not exist yet)."""
+    if not db_path.exists():
+        return set()
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5)) as db:
+            keys = db.execute("SELECT key FROM state WHERE key LIKE 'shard:%'").fetchall()
+    except sqlite3.DatabaseError:  # the store or its table is not created yet
+        return set()
+    return {int(k.split(":")[1]) for (k,) in keys}
+
+
 @pytest.mark.slow  # 25-32 s, for the suite's budget; a killed local run resumes in test_kill_resume
 def test_a_killed_driver_resumes_without_recomputing_finished_shards(cluster, reference, tmp_path):
     cmd = _hinter(tmp_path / "run", "--executor", "ray", "--ray-address", cluster)
@@ -244,15 +256,14 @@ def test_a_killed_driver_resumes_without_recomputing_finished_shards(cluster, re
     folder = tmp_path / "run/findings"
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
-    while not list(folder.glob("shard-*.parquet")) and proc.poll() is None and time.monotonic() < deadline:
+    # kill once a shard is recorded done, not merely written: on a loaded machine the kill could land
+    # between the file and the record, and the test would find nothing to keep
+    while not _marked_shards(tmp_path / "run/run.db") and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     assert proc.poll() is None, "the run finished before the driver could be killed"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    with sqlite3.connect(tmp_path / "run/run.db") as db:
-        marked = {
-            int(k.split(":")[1]) for (k,) in db.execute("SELECT key FROM state WHERE key LIKE 'shard:%'")
-        }
+    marked = _marked_shards(tmp_path / "run/run.db")
     before = {
         p.name: (p.stat().st_ino, p.stat().st_mtime_ns)
         for p in folder.glob("shard-*.parquet")
