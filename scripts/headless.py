@@ -110,6 +110,13 @@ class Browser:
                 "--headless",
                 "--no-sandbox",
                 "--disable-gpu",
+                # no network of its own: no QUIC probes, first-run, component or sync traffic, which
+                # can stall start-up on a machine without internet
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
                 "--hide-scrollbars",
                 "--remote-debugging-port=0",
                 f"--user-data-dir={self._profile}",

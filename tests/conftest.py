@@ -1,4 +1,8 @@
-"""Shared pytest fixtures: the packaged SmolLM2 GGUF and one llama.cpp server per test session.
+"""Shared pytest fixtures: the packaged SmolLM2 GGUF and one llama.cpp server per test process.
+
+The suite runs in parallel (pytest-xdist, ``-n 2``): every fixture here is per process (per worker),
+servers listen on a port the OS picked, and files go under the worker's own temp folder. See
+docs/testing.md for the conventions.
 
 Tests run with one BLAS / torch thread unless ``OMP_NUM_THREADS`` is set: on a 2-core machine
 shared with other work, two spinning threads next to one busy process made a 40-step tiny-BERT
@@ -16,6 +20,23 @@ from pathlib import Path
 
 import pytest
 from childenv import pythonpath
+
+# In CI (CI=true) a skip fails the run unless tests/expected_skips.txt lists it (tests/expected_skips.py).
+pytest_plugins = ["expected_skips"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _own_global_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Each test process (each xdist worker) gets its own global cache, never ~/.cache/fairprobe: a test
+    that does not set FAIRPROBE_CACHE itself, and the child processes it starts, write there. Tests
+    that set it (the ``cli`` fixture, monkeypatch) still win."""
+    before = os.environ.get("FAIRPROBE_CACHE")
+    os.environ["FAIRPROBE_CACHE"] = str(tmp_path_factory.getbasetemp() / "global-cache.db")
+    yield
+    if before is None:
+        os.environ.pop("FAIRPROBE_CACHE", None)
+    else:
+        os.environ["FAIRPROBE_CACHE"] = before
 
 
 @pytest.fixture(scope="session")

@@ -8,15 +8,18 @@ itself is SIGKILLed and the command is run again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -67,23 +70,55 @@ def _ray(*args: str) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
 
 
+# The temp folder of each cluster this module started, by address: the cluster's processes are found
+# by it (never `ray stop`, which stops every Ray cluster on the machine, another test run's too).
+CLUSTER_DIRS: dict[str, str] = {}
+
+
+def _cluster_processes(temp_dir: str) -> list[psutil.Process]:
+    """The processes of the cluster started with ``--temp-dir=temp_dir``: those naming it on their
+    command line (GCS, raylets, agents) and their descendants (Ray's workers rename themselves)."""
+    found: dict[int, psutil.Process] = {}
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if any(temp_dir in part for part in proc.info.get("cmdline") or []):
+                found[proc.pid] = proc
+                found.update((c.pid, c) for c in proc.children(recursive=True))
+        except psutil.Error:
+            continue
+    return list(found.values())
+
+
 @pytest.fixture(scope="module")
 def cluster():
-    """A head node and a worker node on this machine, one CPU each; the address to join."""
+    """A head node and a worker node on this machine, one CPU each, in a temp folder of their own;
+    the address to join."""
     port = _free_port()
     address = f"127.0.0.1:{port}"
-    common = ["--num-cpus=1", "--node-ip-address=127.0.0.1", "--disable-usage-stats"]
-    _ray("start", "--head", f"--port={port}", "--include-dashboard=false", *common)
+    # short: Ray's socket paths under it must stay within the 107 characters a Unix socket allows
+    temp_dir = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
+    common = [
+        "--num-cpus=1",
+        "--node-ip-address=127.0.0.1",
+        "--disable-usage-stats",
+        f"--temp-dir={temp_dir}",
+    ]
+    CLUSTER_DIRS[address] = temp_dir
     try:
+        _ray("start", "--head", f"--port={port}", "--include-dashboard=false", *common)
         _ray("start", f"--address={address}", *common)
         yield address
     finally:
-        subprocess.run(
-            [str(BIN / "ray"), "stop", "--force"],
-            capture_output=True,
-            timeout=120,
-            env={**os.environ, **AUTH},
-        )
+        procs = _cluster_processes(temp_dir)
+        for proc in procs:
+            with contextlib.suppress(psutil.Error):
+                proc.terminate()
+        _, alive = psutil.wait_procs(procs, timeout=15)
+        for proc in alive:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        del CLUSTER_DIRS[address]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -143,7 +178,6 @@ def test_two_node_cluster_gives_the_local_findings_row_for_row(cluster, referenc
     assert any(f["biased"] for f in findings) and any(f["kind"] == "intersectional" for f in findings)
 
 
-@pytest.mark.slow  # the suite's budget: the other cluster tests run by default
 def test_a_py_model_in_the_driver_working_directory_imports_on_every_node(cluster, tmp_path):
     (tmp_path / "unfair_model.py").write_text(UNFAIR_MODEL)
     env = _env(tmp_path)
@@ -167,10 +201,14 @@ def test_a_py_model_in_the_driver_working_directory_imports_on_every_node(cluste
             assert f["mutant_output"] == (["NEG"] if re.search(r"\bwom[ae]n\b", f["text"], re.I) else ["POS"])
 
 
-def _shard_workers() -> list[psutil.Process]:
+def _shard_workers(cluster: str) -> list[psutil.Process]:
+    """The shard tasks running on this module's cluster (not on another test run's)."""
     found = []
-    for proc in psutil.process_iter(["name", "cmdline"]):
-        title = " ".join(proc.info.get("cmdline") or []) or proc.info.get("name") or ""
+    for proc in _cluster_processes(CLUSTER_DIRS[cluster]):
+        try:
+            title = " ".join(proc.cmdline()) or proc.name()
+        except psutil.Error:
+            continue
         if title.startswith("ray::fairprobe_shard"):
             found.append(proc)
     return found
@@ -187,7 +225,7 @@ def test_a_worker_killed_mid_shard_is_replaced_and_the_findings_equal_the_local_
     killed = None
     deadline = time.monotonic() + 300
     while killed is None and proc.poll() is None and time.monotonic() < deadline:
-        for worker in _shard_workers():
+        for worker in _shard_workers(cluster):
             worker.send_signal(signal.SIGKILL)
             killed = worker.pid
             break
@@ -199,6 +237,18 @@ def test_a_worker_killed_mid_shard_is_replaced_and_the_findings_equal_the_local_
     _same_findings(tmp_path / "run", reference)
 
 
+def _marked_shards(db_path: Path) -> set[int]:
+    """The shards the run's store records as done (none while the store does not exist yet)."""
+    if not db_path.exists():
+        return set()
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5)) as db:
+            keys = db.execute("SELECT key FROM state WHERE key LIKE 'shard:%'").fetchall()
+    except sqlite3.DatabaseError:  # the store or its table is not created yet
+        return set()
+    return {int(k.split(":")[1]) for (k,) in keys}
+
+
 @pytest.mark.slow  # 25-32 s, for the suite's budget; a killed local run resumes in test_kill_resume
 def test_a_killed_driver_resumes_without_recomputing_finished_shards(cluster, reference, tmp_path):
     cmd = _hinter(tmp_path / "run", "--executor", "ray", "--ray-address", cluster)
@@ -206,15 +256,14 @@ def test_a_killed_driver_resumes_without_recomputing_finished_shards(cluster, re
     folder = tmp_path / "run/findings"
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
-    while not list(folder.glob("shard-*.parquet")) and proc.poll() is None and time.monotonic() < deadline:
+    # kill once a shard is recorded done, not merely written: on a loaded machine the kill could land
+    # between the file and the record, and the test would find nothing to keep
+    while not _marked_shards(tmp_path / "run/run.db") and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     assert proc.poll() is None, "the run finished before the driver could be killed"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    with sqlite3.connect(tmp_path / "run/run.db") as db:
-        marked = {
-            int(k.split(":")[1]) for (k,) in db.execute("SELECT key FROM state WHERE key LIKE 'shard:%'")
-        }
+    marked = _marked_shards(tmp_path / "run/run.db")
     before = {
         p.name: (p.stat().st_ino, p.stat().st_mtime_ns)
         for p in folder.glob("shard-*.parquet")
@@ -239,7 +288,6 @@ def test_an_address_where_no_head_listens_is_one_clear_line(tmp_path):
     )
 
 
-@pytest.mark.slow  # the suite's budget: the other cluster tests run by default
 @pytest.mark.server
 def test_an_llm_under_test_is_asked_from_the_worker_nodes(cluster, llama_server, tmp_path):
     """A chat URI goes to the workers as a model factory (Table 7 prompt, few-shot, temperature 0).

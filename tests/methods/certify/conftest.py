@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from runshared import built_once, run_root
 
 from fairprobe.methods.certify import lexicon
 
@@ -46,11 +47,14 @@ def train_cli(out: Path, *extra: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("certify") / "adult"
-    r = train_cli(out, "--task", "adult-gender", "--ablation")
-    assert r.returncode == 0, r.stderr[-2000:]
-    (out.parent / "train.stderr").write_text(r.stderr)  # the progress lines (test_progress.py)
-    return out
+    """Trained once per test run: the xdist workers share it (read-only) through the run's temp root."""
+
+    def build(folder: Path) -> None:
+        r = train_cli(folder / "adult", "--task", "adult-gender", "--ablation")
+        assert r.returncode == 0, r.stderr[-2000:]
+        (folder / "train.stderr").write_text(r.stderr)  # the progress lines (test_progress.py)
+
+    return built_once(run_root(tmp_path_factory), "certify-adult", build) / "adult"
 
 
 @pytest.fixture(scope="session")

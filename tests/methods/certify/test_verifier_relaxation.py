@@ -41,7 +41,6 @@ def _verify(tiny_model: Path, out: Path, *extra: str) -> subprocess.CompletedPro
     return subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
 
 
-@pytest.mark.slow  # a full `certify verify` run (about 8 s on an idle machine)
 @pytest.mark.parametrize("relaxation", ["fast", "backward"])
 def test_the_other_relaxations_are_selectable_and_recorded(tiny_model, tmp_path, relaxation):
     r = _verify(tiny_model, tmp_path / "run", "--relaxation", relaxation)
