@@ -13,7 +13,9 @@ Two file formats are read:
   :meth:`BiasDictionary.person_only`), ``swap`` rows (both directions), ``pairs`` rows (one
   direction), ``map`` blocks (every word -> every replacement, one direction; with
   ``capitalised: true`` the words match only where written with a capital, for demonyms that are
-  also common words: "Pole", "Finn", "Latin") and ``modify`` blocks (heads x modifiers).
+  also common words: "Pole", "Finn", "Latin"), ``modify`` blocks (heads x modifiers) and the
+  ``scope: people`` marker (every term of the attribute is a *group word*, replaced only where it
+  names or describes people: see :meth:`BiasDictionary.people_scoped`, issue 39).
 * CSV with header ``attribute,word,replacement`` (one directed pair per row; further columns,
   such as the ``count`` column written by :func:`fairprobe.lexicons.sbic.write_candidates`, are
   ignored).
@@ -39,13 +41,24 @@ from fairprobe.errors import DataError
 from fairprobe.readers import read_text, require_file
 from fairprobe.strict_yaml import YamlLoader
 
-__all__ = ["BiasDictionary", "load_dictionary", "normalise_term", "is_valid_term", "PACKAGED_DICTIONARY"]
+__all__ = [
+    "BiasDictionary",
+    "load_dictionary",
+    "normalise_term",
+    "is_valid_term",
+    "PACKAGED_DICTIONARY",
+    "PACKAGED_NOTICE",
+]
 
-#: The dictionary shipped with fairprobe (race, gender, body).
+#: The dictionary shipped with fairprobe: race, nationality, religion, gender, gender_stereotype,
+#: sexual_orientation, body, age, disability.
 PACKAGED_DICTIONARY = Path(__file__).with_name("bias_dictionary.yaml")
+#: Where each attribute of the packaged dictionary comes from, and under which licence.
+PACKAGED_NOTICE = Path(__file__).with_name("bias_dictionary.NOTICE")
 
 _TERM_RE = re.compile(r"^\w(?:[\w'\- ]*\w)?$")
-_BLOCK_KINDS = ("cross", "adjectives", "swap", "pairs", "map", "modify")
+_BLOCK_KINDS = ("cross", "adjectives", "swap", "pairs", "map", "modify", "scope")
+_SCOPES = ("people",)
 
 
 def is_valid_term(term: str) -> bool:
@@ -72,8 +85,10 @@ class BiasDictionary:
         person_only: Mapping[str, Iterable[str]] | None = None,
         skipped: Iterable[str] = (),
         capitalised: Mapping[str, Iterable[str]] | None = None,
+        people_scoped: Iterable[str] = (),
     ) -> None:
         self.source = source
+        self._people_scoped = frozenset(people_scoped)
         self._capitalised = {
             a: frozenset(normalise_term(t) for t in ts) for a, ts in (capitalised or {}).items()
         }
@@ -129,6 +144,33 @@ class BiasDictionary:
         coherent" (issue 20). The caller decides with a parse (:mod:`fairprobe.text.person`)."""
         return self._person_only.get(attribute, frozenset())
 
+    def people_scoped(self, attribute: str) -> bool:
+        """Whether the terms of ``attribute`` are *group words* (``scope: people``): replaced only
+        where the parse shows they name or describe people ("a Korean actress", "the Muslims"),
+        never where they describe a thing ("the Korean version", "a Russian battleship", issue 39).
+        Its ``adjectives`` terms keep the adjective rule (:meth:`person_only`)."""
+        return attribute in self._people_scoped
+
+    def group_words(self, attribute: str) -> frozenset[str]:
+        """Terms of ``attribute`` (matching keys) under the group-word rule: every term of a
+        ``scope: people`` attribute except its person-only adjectives; none otherwise."""
+        if attribute not in self._people_scoped:
+            return frozenset()
+        adjectives = self.person_only(attribute)
+        return frozenset(normalise_term(t) for t in self.terms(attribute)) - adjectives
+
+    def mentions(self, text: str, attribute: str) -> bool:
+        """Whether ``text`` holds a word of ``attribute`` as the mutator matches it (whole words,
+        capitalised-only terms with their capital), before any person check: for coverage
+        statements ("none of the 16 texts mentions a word of the age list")."""
+        from fairprobe.text.mutate import find_terms
+
+        return bool(find_terms(text, self, attribute))
+
+    def attributes_mentioned(self, text: str) -> tuple[str, ...]:
+        """The attributes (in dictionary order) with a word in ``text`` (see :meth:`mentions`)."""
+        return tuple(a for a in self.attributes if self.mentions(text, a))
+
     def capitalised_only(self, attribute: str) -> frozenset[str]:
         """Terms of ``attribute`` (matching keys) that occur only where written with a capital
         (``map`` blocks with ``capitalised: true``): "Pole" is a person, "pole" is not."""
@@ -165,10 +207,16 @@ def _load(path: Path) -> BiasDictionary:
     packaged = path.resolve() == PACKAGED_DICTIONARY.resolve()
     if suffix in (".yaml", ".yml"):
         capitalised: dict[str, set[str]] = {}
-        pairs, person_only = _read_yaml(path, skipped, capitalised)
+        scoped: set[str] = set()
+        pairs, person_only = _read_yaml(path, skipped, capitalised, scoped)
         pairs = pairs if packaged else _recase(pairs)
         return BiasDictionary(
-            pairs, source=str(path), person_only=person_only, skipped=skipped, capitalised=capitalised
+            pairs,
+            source=str(path),
+            person_only=person_only,
+            skipped=skipped,
+            capitalised=capitalised,
+            people_scoped=scoped,
         )
     if suffix == ".csv":
         return BiasDictionary(_recase(_read_csv(path, skipped)), source=str(path), skipped=skipped)
@@ -268,7 +316,7 @@ def _check_term(raw: str, path: Path, line: int) -> str:
 
 
 def _read_yaml(
-    path: Path, skipped: list[str], capitalised: dict[str, set[str]]
+    path: Path, skipped: list[str], capitalised: dict[str, set[str]], scoped: set[str]
 ) -> tuple[dict[str, list[tuple[str, str]]], dict[str, set[str]]]:
     try:
         root = yaml.compose(read_text(path, "dictionary"), Loader=YamlLoader)
@@ -300,6 +348,9 @@ def _read_yaml(
         adjectives: set[str] = set()
         others: set[str] = set()
         for block in blocks.value:
+            if _scope(block, path) is not None:
+                scoped.add(attribute)
+                continue
             block_pairs, block_adjectives = _read_block(block, path, skipped)
             pairs.extend(block_pairs)
             if _is_capitalised_map(block, path):
@@ -308,9 +359,30 @@ def _read_yaml(
                 adjectives.update(normalise_term(t) for t in block_adjectives)
             else:
                 others.update(normalise_term(t) for pair in block_pairs for t in pair)
+        if not pairs:
+            raise DataError(
+                f"{path}, line {_line(blocks)}: attribute {attribute!r} has no word pairs; add a block "
+                f"({', '.join(k for k in _BLOCK_KINDS if k != 'scope')})."
+            )
         out[attribute] = pairs
         person_only[attribute] = adjectives - others  # "blonde" is a noun too ("the blonde")
     return out, person_only
+
+
+def _scope(block: yaml.Node, path: Path) -> str | None:
+    """The value of a ``scope:`` block (``people``), or None for any other block."""
+    if not isinstance(block, yaml.MappingNode) or len(block.value) != 1:
+        return None
+    key, body = block.value[0]
+    if not isinstance(key, yaml.ScalarNode) or key.value != "scope":
+        return None
+    value = _scalar(body, path, "scope")
+    if value not in _SCOPES:
+        raise DataError(
+            f"{path}, line {_line(body)}: unknown scope {value!r}; use `scope: people` (terms replaced "
+            "only where they name or describe people)."
+        )
+    return value
 
 
 def _line(node: yaml.Node) -> int:
