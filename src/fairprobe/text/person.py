@@ -42,7 +42,7 @@ Russian battleship", "English farce", "speaks Korean", "Christian Bale". An occu
   ("in English", "speaks Korean").
 
 The measured precision and recall on ``tests/data/person_scope_labelled.csv`` (group-word occurrences
-in the packaged review and loan texts, labelled by hand): :func:`evaluate_group_words`; see
+in the packaged review and loan texts, labelled by hand): :func:`fairprobe.text.person_scope.evaluate_group_words`; see
 ``docs/group-words.md``.
 """
 
@@ -64,7 +64,6 @@ __all__ = [
     "non_person_by_attribute",
     "describes_person",
     "names_people",
-    "evaluate_group_words",
     "evaluate_corpus",
     "person_parser",
     "wordnet_person_names",
@@ -188,6 +187,15 @@ def _is_person(token: Any, nouns: frozenset[str]) -> bool:
     return token.tag_.startswith("NN") and any(w in nouns for w in _singulars(low))
 
 
+def _is_titled_person_noun(token: Any, nouns: frozenset[str]) -> bool:
+    """A common person noun written with capitals, which the tagger reads as a proper noun ("a German
+    Spy", "A LONE BLACK MAN"); never part of a name the recogniser tags PERSON."""
+    if not token.tag_.startswith("NNP"):
+        return False
+    _entities(token.doc)
+    return token.ent_type_ != "PERSON" and any(w in nouns for w in _singulars(token.lower_))
+
+
 def _is_persons_body_part(token: Any, nouns: frozenset[str]) -> bool:
     """A body part with a person as possessor ("her eyes", "Karloff's face") or in a clause whose
     subject is a person ("she has a pretty face", "the makeup gives Karloff an ugly face")."""
@@ -224,8 +232,11 @@ def describes_person(token: Any, nouns: frozenset[str], depth: int = 0, names: b
     if dep in _MODIFIER:
         if _is_person(head, nouns) or _is_persons_body_part(head, nouns):
             return True
-        if not names and head.lower_ in GROUP_HEADS:
-            return True  # "a Muslim family", "the Black community", "of Korean descent"
+        if not names:  # group words
+            if head.lower_ in GROUP_HEADS or _is_titled_person_noun(head, nouns):
+                return True  # "a Muslim family", "of Korean descent", "a German Spy", "BLACK MAN"
+            if head.dep_ in ("amod", "compound", "nmod") and _is_person(head.head, nouns):
+                return True  # "a White retired teacher"
         return head.dep_ == "compound" and _is_person(head.head, nouns)
     if dep in _PREDICATE:
         if dep == "npadvmod" or (dep == "advcl" and not _clause_people(token)):
@@ -258,11 +269,14 @@ def names_people(span: Any, nouns: frozenset[str]) -> bool:
     root = span.root
     if any(_in_name(t) for t in span):
         return False
+    head = root.head
+    if root.dep_ in ("npadvmod", "advmod") and head.dep_ in ("amod", "compound") and _is_person(head.head, nouns):
+        return True  # "a White retired teacher": the parser hangs the group word on the next modifier
     if root.tag_ in ("NNS", "NNPS") and root.dep_ not in _MODIFIER:
         return True  # "Koreans", "the Muslims", "Black people"
     if root.tag_.startswith("NN") and root.dep_ not in _MODIFIER and root.dep_ not in _PREDICATE:
-        if any(c.dep_ in ("det", "poss") for c in root.children):
-            return True  # "a Jew", "the Japanese", "a white person"
+        if any(c.dep_ in ("det", "poss", "nummod") for c in root.children):
+            return True  # "a Jew", "the Japanese", "a white person", "one American"
         if root.lower_ in nouns and root.lower_ in PERSON_NOUNS:
             return True  # "person of color"
         if root.dep_ != "conj":
@@ -315,10 +329,21 @@ def non_person_spans(
     return frozenset().union(*non_person_by_attribute(text, dictionary, attributes, nlp).values())
 
 
+_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
+def _blank_breaks(text: str) -> str:
+    """``text`` with each HTML line break (``<br />``, common in review data) replaced by a newline and
+    spaces of the same length: offsets stay, and "performers.<br />Now" is no longer one token."""
+    return _BREAK.sub(lambda m: "\n" + " " * (len(m.group()) - 1), text)
+
+
 def _parse(nlp: Any, text: str) -> Any:
-    """Tags and dependencies of ``text``; the named-entity recogniser of ``nlp`` (if it has one) is
-    kept aside and run only when a decision turns on a proper noun (:func:`_entities`): it costs
-    about twice the parse (measured on IMDB sentences, see the notes)."""
+    """Tags and dependencies of ``text`` (line-break markup blanked, :func:`_blank_breaks`); the
+    named-entity recogniser of ``nlp`` (if it has one) is kept aside and run only when a decision
+    turns on a proper noun (:func:`_entities`): it costs about twice the parse (measured on IMDB
+    sentences, see the notes)."""
+    text = _blank_breaks(text)
     names = getattr(nlp, "pipe_names", ())
     if "ner" not in names:
         return nlp(text)
