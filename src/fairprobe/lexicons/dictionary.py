@@ -226,9 +226,13 @@ def _load(path: Path) -> BiasDictionary:
 def proper_words(attribute: str | None = None) -> dict[str, str]:
     """Lower case -> spelling of the words the packaged dictionary always capitalises ("rican" ->
     "Rican", "asian" -> "Asian"): of ``attribute`` (none when the packaged dictionary lacks it, so
-    "black" of a user "color" attribute stays lower case), or of every attribute for ``None``."""
+    "black" of a user "color" attribute stays lower case), or of every attribute for ``None``. For a
+    group-word attribute (race, nationality, religion, ...) the capitals of every group-word attribute
+    count: a user "race" list still holds the demonyms the packaged one files under nationality."""
     d = _load_packaged()
     names = list(d.attributes) if attribute is None else [attribute] if attribute in d.attributes else []
+    if names and d.people_scoped(names[0]) and attribute is not None:
+        names = [a for a in d.attributes if d.people_scoped(a)]
     out: dict[str, str] = {}
     for name in names:
         for term in d.terms(name):
