@@ -74,7 +74,7 @@ def test_one_text_keeps_the_person_and_skips_the_thing(nlp):
         assert m.text.endswith("the Korean version is too long.") and not m.text.startswith("The Korean")
 
 
-@pytest.mark.slow  # parses ~250 whole texts: about 40 s on a quiet core
+@pytest.mark.slow  # parses ~250 whole texts: 113 s on the shared, loaded machine
 def test_labelled_sample_precision_and_recall(nlp):
     """The figures docs/group-words.md states (hand-labelled occurrences; dev and held-out splits)."""
     from fairprobe.text.person_scope import evaluate_group_words
