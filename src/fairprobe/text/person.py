@@ -41,9 +41,9 @@ Russian battleship", "English farce", "speaks Korean", "Christian Bale". An occu
   possessor ("a Jew", "the Japanese", "our Christian"): a bare singular noun is a language or a name
   ("in English", "speaks Korean").
 
-The measured precision and recall on ``tests/data/person_scope_labelled.csv`` (group-word occurrences
-in the packaged review and loan texts, labelled by hand): :func:`fairprobe.text.person_scope.evaluate_group_words`; see
-``docs/group-words.md``.
+The measured precision and recall on ``tests/data/person_scope_labelled.csv`` (group-word
+occurrences in packaged review, social-media, loan and Wikipedia texts, labelled by hand):
+:func:`fairprobe.text.person_scope.evaluate_group_words`; see ``docs/group-words.md``.
 """
 
 from __future__ import annotations
