@@ -20,9 +20,8 @@ def test_packaged_covers_at_least_the_papers_word_counts(packaged: BiasDictionar
     # them by what they name (national demonyms under nationality, occupations under
     # gender_stereotype, age and disability words under their own attributes) and adds religion and
     # sexual orientation: the counts hold over the attributes that now hold those words.
-    assert packaged.attributes == (
-        "race", "nationality", "religion", "gender", "gender_stereotype", "sexual_orientation",
-        "body", "age", "disability",
+    assert packaged.attributes == tuple(
+        "race nationality religion gender gender_stereotype sexual_orientation body age disability".split()
     )
 
     def count(*attributes: str) -> int:
