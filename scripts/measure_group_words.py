@@ -27,12 +27,12 @@ from typing import Any
 from fairprobe.datasets import load_dataset
 from fairprobe.lexicons.dictionary import BiasDictionary, load_dictionary
 from fairprobe.models.uri import load_classifier
-from fairprobe.text.mutate import atomic_mutants, iter_intersectional_mutants
+from fairprobe.text.mutate import atomic_mutants, iter_intersectional_mutants, mentions
 from fairprobe.text.person import non_person_by_attribute, person_parser
 
 
 def measure(d: BiasDictionary, focus: list[str], others: list[str], model: Any, nlp: Any) -> dict[str, Any]:
-    records = [r for r in load_dataset("imdb-sample").records if any(d.mentions(r.text, a) for a in focus)]
+    records = [r for r in load_dataset("imdb-sample").records if any(mentions(r.text, d, a) for a in focus)]
     rows: list[tuple[str, str, str]] = []  # (original id, mutant text, attributes)
     skipped: Counter[str] = Counter()
     for r in records:

@@ -96,12 +96,14 @@ def test_hinter_defaults_test_the_groups_people_test(d):
 
 
 def test_coverage_helpers(d):
+    from fairprobe.text.mutate import attributes_mentioned, mentions
+
     text = "The applicant, a Christian nurse, is 61 years old."
-    assert d.mentions(text, "religion") and not d.mentions(text, "nationality")
-    assert d.attributes_mentioned(text) == ("religion", "gender_stereotype", "age")
-    assert d.attributes_mentioned("Nothing here.") == ()
+    assert mentions(text, d, "religion") and not mentions(text, d, "nationality")
+    assert attributes_mentioned(text, d) == ("religion", "gender_stereotype", "age")
+    assert attributes_mentioned("Nothing here.", d) == ()
     with pytest.raises(DataError, match="no attribute 'caste'"):
-        d.mentions(text, "caste")
+        mentions(text, d, "caste")
 
 
 def test_a_bad_scope_is_refused_with_its_line(tmp_path):

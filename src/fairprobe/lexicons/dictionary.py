@@ -32,11 +32,11 @@ import csv
 import functools
 import io
 import re
-import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from fairprobe.errors import DataError
+from fairprobe.lexicons.terms import check_term, is_valid_term, normalise_term, skip_self_pair
 from fairprobe.readers import read_text, require_file
 
 __all__ = [
@@ -53,18 +53,6 @@ __all__ = [
 PACKAGED_DICTIONARY = Path(__file__).with_name("bias_dictionary.yaml")
 #: Where each attribute of the packaged dictionary comes from, and under which licence.
 PACKAGED_NOTICE = Path(__file__).with_name("bias_dictionary.NOTICE")
-
-_TERM_RE = re.compile(r"^\w(?:[\w'\- ]*\w)?$")
-
-
-def is_valid_term(term: str) -> bool:
-    """Letters, digits, spaces, hyphens and apostrophes; starts and ends with a letter or digit."""
-    return bool(_TERM_RE.match(" ".join(term.split())))
-
-
-def normalise_term(term: str) -> str:
-    """The matching key of a term: lower case, inner whitespace collapsed to one space."""
-    return " ".join(term.lower().split())
 
 
 class BiasDictionary:
@@ -101,7 +89,7 @@ class BiasDictionary:
                 word, replacement = " ".join(word.split()), " ".join(replacement.split())
                 key = (normalise_term(word), normalise_term(replacement))
                 if key[0] == key[1]:
-                    _skip_self_pair(self.skipped, f"{source}: attribute {attribute!r}", word)
+                    skip_self_pair(self.skipped, f"{source}: attribute {attribute!r}", word)
                     continue
                 if key not in seen:
                     seen.add(key)
@@ -154,18 +142,6 @@ class BiasDictionary:
             return frozenset()
         adjectives = self.person_only(attribute)
         return frozenset(normalise_term(t) for t in self.terms(attribute)) - adjectives
-
-    def mentions(self, text: str, attribute: str) -> bool:
-        """Whether ``text`` holds a word of ``attribute`` as the mutator matches it (whole words,
-        capitalised-only terms with their capital), before any person check: for coverage
-        statements ("none of the 16 texts mentions a word of the age list")."""
-        from fairprobe.text.mutate import find_terms
-
-        return bool(find_terms(text, self, attribute))
-
-    def attributes_mentioned(self, text: str) -> tuple[str, ...]:
-        """The attributes (in dictionary order) with a word in ``text`` (see :meth:`mentions`)."""
-        return tuple(a for a in self.attributes if self.mentions(text, a))
 
     def capitalised_only(self, attribute: str) -> frozenset[str]:
         """Terms of ``attribute`` (matching keys) that occur only where written with a capital
@@ -260,12 +236,6 @@ def _recase(pairs: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str
 # --------------------------------------------------------------------------------------- CSV
 
 
-def _skip_self_pair(skipped: list[str], where: str, word: str) -> None:
-    note = f"{where}: {word!r} is paired with itself"
-    skipped.append(note)
-    warnings.warn(f"{note}; skipped that pair", stacklevel=3)
-
-
 def _read_csv(path: Path, skipped: list[str]) -> dict[str, list[tuple[str, str]]]:
     out: dict[str, list[tuple[str, str]]] = {}
     with io.StringIO(read_text(path, "dictionary"), newline="") as fh:
@@ -291,24 +261,12 @@ def _read_csv(path: Path, skipped: list[str]) -> dict[str, list[tuple[str, str]]
             attribute = row[ia].strip()
             if not attribute:
                 raise DataError(f"{path}, line {line}: empty attribute; fill it in or delete the row.")
-            word = _check_term(row[iw], path, line)
-            replacement = _check_term(row[ir], path, line)
+            word = check_term(row[iw], path, line)
+            replacement = check_term(row[ir], path, line)
             if normalise_term(word) == normalise_term(replacement):
-                _skip_self_pair(skipped, f"{path}, line {line}", word)
+                skip_self_pair(skipped, f"{path}, line {line}", word)
                 continue
             out.setdefault(attribute, []).append((word, replacement))
     if not out:
         raise DataError(f"{path}: no word pairs found; add rows attribute,word,replacement.")
     return out
-
-
-def _check_term(raw: str, path: Path, line: int) -> str:
-    term = " ".join(str(raw).split())
-    if not term:
-        raise DataError(f"{path}, line {line}: empty term; give a word or delete the entry.")
-    if not _TERM_RE.match(term):
-        raise DataError(
-            f"{path}, line {line}: bad term {term!r}; use letters, digits, spaces, hyphens and "
-            "apostrophes, starting and ending with a letter or digit."
-        )
-    return term

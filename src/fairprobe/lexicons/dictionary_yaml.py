@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from fairprobe.errors import DataError
-from fairprobe.lexicons.dictionary import _check_term, _skip_self_pair, normalise_term
+from fairprobe.lexicons.terms import check_term, normalise_term, skip_self_pair
 from fairprobe.readers import read_text
 from fairprobe.strict_yaml import YamlLoader
 
@@ -101,7 +101,7 @@ def _scalar(node: yaml.Node, path: Path, what: str) -> str:
 
 
 def _term(node: yaml.Node, path: Path) -> str:
-    return _check_term(_scalar(node, path, "term"), path, _line(node))
+    return check_term(_scalar(node, path, "term"), path, _line(node))
 
 
 def _terms(node: yaml.Node, path: Path, what: str) -> list[tuple[str, int]]:
@@ -186,7 +186,7 @@ def _map(node: yaml.Node, path: Path, skipped: list[str]) -> list[tuple[str, str
     for word, line in words:
         for replacement, _ in replacements:
             if normalise_term(word) == normalise_term(replacement):
-                _skip_self_pair(skipped, f"{path}, line {line}", word)
+                skip_self_pair(skipped, f"{path}, line {line}", word)
             else:
                 pairs.append((word, replacement))
     return pairs
@@ -211,7 +211,7 @@ def _rows(node: yaml.Node, path: Path, both: bool, skipped: list[str]) -> list[t
             )
         word, replacement = _term(row.value[0], path), _term(row.value[1], path)
         if normalise_term(word) == normalise_term(replacement):
-            _skip_self_pair(skipped, f"{path}, line {_line(row)}", word)
+            skip_self_pair(skipped, f"{path}, line {_line(row)}", word)
             continue
         pairs.append((word, replacement))
         if both:
