@@ -357,6 +357,11 @@ BODY = (
 )
 BODY += ["assault victims", "molestation victims", "foster children", "cancer patients", "cancer victims"]
 BODY += ["diabetics", "mass shooting victims", "seniors"]
+FILED_UNDER = {
+    "race": ("race", "nationality", "religion"),
+    "gender": ("gender", "gender_stereotype", "sexual_orientation"),
+    "body": ("body", "age", "disability"),
+}
 SELF_PAIRED = {"teenage"}  # only ever paired with itself in the artifact (teenage;teenage): skipped
 
 
@@ -364,16 +369,19 @@ SELF_PAIRED = {"teenage"}  # only ever paired with itself in the artifact (teena
     ("attribute", "words", "n"), [("race", RACE, 116), ("gender", GENDER, 217), ("body", BODY, 93)]
 )
 def test_every_word_of_the_authors_lists_is_a_term(attribute, words, n):
+    # Issue 39 files the authors' words by what they name (race: also nationality and religion;
+    # gender: also gender_stereotype and sexual_orientation; body: also age and disability).
     assert len(set(words)) == n
-    terms = {normalise_term(t) for t in load_dictionary().terms(attribute)}
+    d = load_dictionary()
+    terms = {normalise_term(t) for a in FILED_UNDER[attribute] for t in d.terms(a)}
     missing = sorted({w for w in words if normalise_term(w) not in terms} - SELF_PAIRED)
     assert missing == []
 
 
 def test_capitalised_demonyms_do_not_match_common_words():
     d = load_dictionary()
-    assert [m.text for m in atomic_mutants("He climbed the pole.", d, "race")] == []
-    assert atomic_mutants("The Pole was kind.", d, "race")
+    assert [m.text for m in atomic_mutants("He climbed the pole.", d, "nationality")] == []
+    assert atomic_mutants("The Pole was kind.", d, "nationality")
 
 
 def test_authors_csv_with_self_pair_loads(tmp_path: Path):

@@ -16,11 +16,20 @@ def packaged() -> BiasDictionary:
 
 
 def test_packaged_covers_at_least_the_papers_word_counts(packaged: BiasDictionary) -> None:
-    # HInter §4 "Bias dictionary": 116 race words, 230 gender words, 98 body words.
-    assert packaged.attributes == ("race", "gender", "body")
-    assert len(packaged.terms("race")) >= 116
-    assert len(packaged.terms("gender")) >= 230
-    assert len(packaged.terms("body")) >= 98
+    # HInter §4 "Bias dictionary": 116 race words, 230 gender words, 98 body words. Issue 39 files
+    # them by what they name (national demonyms under nationality, occupations under
+    # gender_stereotype, age and disability words under their own attributes) and adds religion and
+    # sexual orientation: the counts hold over the attributes that now hold those words.
+    assert packaged.attributes == tuple(
+        "race nationality religion gender gender_stereotype sexual_orientation body age disability".split()
+    )
+
+    def count(*attributes: str) -> int:
+        return len({t.lower() for a in attributes for t in packaged.terms(a)})
+
+    assert count("race", "nationality") >= 116
+    assert count("gender", "gender_stereotype", "sexual_orientation") >= 230
+    assert count("body", "age", "disability") >= 98
 
 
 def test_load_none_is_the_packaged_file_and_cached(packaged: BiasDictionary) -> None:
@@ -39,17 +48,19 @@ def test_aligned_gender_pairs_go_both_ways(packaged: BiasDictionary) -> None:
 
 def test_multi_word_terms(packaged: BiasDictionary) -> None:
     assert ("people", "trans women") in packaged.pairs("gender")
-    assert ("old men", "young men") in packaged.pairs("body")
-    assert ("man", "disabled man") in packaged.pairs("body")
+    assert ("old men", "young men") in packaged.pairs("age")
+    assert ("man", "disabled man") in packaged.pairs("disability")
     assert "Native American" in packaged.terms("race")
 
 
 def test_race_pairs_cross_groups_but_not_within_a_group(packaged: BiasDictionary) -> None:
     pairs = set(packaged.pairs("race"))
     assert ("Black", "white") in pairs and ("white", "Black") in pairs
-    assert ("British", "Pakistani") in pairs  # HInter Table 1
-    assert ("Nigerian", "Kenyan") not in pairs  # same group (african)
-    assert ("Chinese", "Japanese") not in pairs
+    assert ("Asian", "Hispanic") in pairs and ("African American", "African-American") not in pairs
+    nationality = set(packaged.pairs("nationality"))
+    assert ("British", "Pakistani") in nationality  # HInter Table 1 (filed under nationality, issue 39)
+    assert ("Nigerian", "Kenyan") not in nationality  # same group (africa)
+    assert ("Chinese", "Japanese") not in nationality
 
 
 def test_pairs_are_unique_and_never_identity(packaged: BiasDictionary) -> None:
@@ -61,10 +72,10 @@ def test_pairs_are_unique_and_never_identity(packaged: BiasDictionary) -> None:
 
 
 def test_unknown_attribute_lists_known_ones(packaged: BiasDictionary) -> None:
-    with pytest.raises(DataError, match=r"no attribute 'religion'.*race, gender, body"):
-        packaged.pairs("religion")
+    with pytest.raises(DataError, match=r"no attribute 'caste'.*race, nationality, religion, gender"):
+        packaged.pairs("caste")
     with pytest.raises(DataError, match="known attributes"):
-        packaged.terms("age")
+        packaged.terms("Religion")
 
 
 def _write(tmp_path: Path, name: str, text: str) -> Path:

@@ -37,7 +37,7 @@ def test_no_invariant_marks_every_mutant_valid_and_order_3_adds_triples(cli, set
         "--data",
         "t.jsonl",
         "--attributes",
-        "race,gender,body",
+        "nationality,gender,body",  # "his Irish friend": a nationality word since issue 39
         "--order",
         "3",
         "--no-invariant",
@@ -50,7 +50,8 @@ def test_no_invariant_marks_every_mutant_valid_and_order_3_adds_triples(cli, set
     triples = [f for f in findings if len(f["attributes"]) == 3]
     assert triples and all(f["kind"] == "intersectional" and len(f["parents"]) == 3 for f in triples)
     summary = json.loads((setup / "run/summary.json").read_text())
-    assert set(summary["metrics"]["error_rate"]["by_pair"]) >= {"race+gender", "race+gender+body"}
+    pairs = set(summary["metrics"]["error_rate"]["by_pair"])
+    assert pairs >= {"nationality+gender", "nationality+gender+body"}
     # Atomic man->woman mutants flip the keyword model.
     assert any(f["biased"] and f["kind"] == "atomic" and f["attributes"] == ["gender"] for f in findings)
     assert "parser" not in summary  # no parser ran

@@ -1,5 +1,6 @@
 """Planted intersectional bias (issue 3 §8): a py: classifier flips its answer exactly when a text holds
-both a word of a chosen race list and one of a chosen gender list. fairprobe must report every such
+both a word of a chosen nationality list and one of a chosen gender list (the demonyms were race
+words until issue 39 filed them under nationality). fairprobe must report every such
 valid intersectional mutant as biased and hidden, and nothing else."""
 
 import json
@@ -47,7 +48,7 @@ def test_planted_intersectional_bias_is_found_exactly(cli, tmp_path):
         "--data",
         "texts.jsonl",
         "--attributes",
-        "race,gender,body",
+        "nationality,gender,body",
         "--order",
         "2",
         "--out",
@@ -56,9 +57,11 @@ def test_planted_intersectional_bias_is_found_exactly(cli, tmp_path):
     # issue 39: nothing fails (the planted pair's interval over 7 texts reaches below 5%), and 7 texts
     # cannot show any attribute within 5%: inconclusive (exit 1), never a pass
     assert r.returncode == 1, r.stderr
-    # over 10,000 findings: they stay in Parquet; `fairprobe export` writes them as JSON lines
-    assert not (tmp_path / "run/findings.jsonl").exists()
-    assert cli("export", "run").returncode == 0
+    # under 10,000 findings since the demonyms map onto 21 others (issue 39), so findings.jsonl is
+    # written (tests/outputs covers the Parquet-only case); `fairprobe export` writes the same lines
+    written = (tmp_path / "run/findings.jsonl").read_text()
+    assert cli("export", "run", "--output", "exported.jsonl").returncode == 0
+    assert (tmp_path / "exported.jsonl").read_text() == written
     findings = [json.loads(line) for line in (tmp_path / "run/findings.jsonl").read_text().splitlines()]
     inter = [f for f in findings if f["kind"] == "intersectional"]
     atomic = [f for f in findings if f["kind"] == "atomic"]
@@ -67,21 +70,23 @@ def test_planted_intersectional_bias_is_found_exactly(cli, tmp_path):
     assert [f["biased"] for f in inter] == expected
     assert [f["hidden"] for f in inter] == expected
     assert not any(f["biased"] or f["hidden"] for f in atomic)
-    # Only race+gender mutants can hold both planted words.
-    assert {tuple(f["attributes"]) for f, e in zip(inter, expected, strict=True) if e} == {("race", "gender")}
+    # Only nationality+gender mutants can hold both planted words.
+    pairs = {tuple(f["attributes"]) for f, e in zip(inter, expected, strict=True) if e}
+    assert pairs == {("nationality", "gender")}
     summary = json.loads((tmp_path / "run/summary.json").read_text())
     assert summary["verdict"] == "inconclusive" and summary["reasons"][0].startswith("not enough evidence")
     m = summary["metrics"]
     assert m["hidden_rate"] == 1.0
     assert m["error_rate"]["atomic"] == 0.0
-    assert m["error_rate"]["by_pair"]["race+body"] == 0.0 and m["error_rate"]["by_pair"]["gender+body"] == 0.0
-    valid_rg = [f for f in inter if f["valid"] and f["attributes"] == ["race", "gender"]]
-    assert m["error_rate"]["by_pair"]["race+gender"] == sum(expected) / len(valid_rg)
-    lo, hi = m["error_rate"]["by_pair"]["race+gender_ci"]
-    assert lo <= m["error_rate"]["by_pair"]["race+gender"] <= hi
+    assert m["error_rate"]["by_pair"]["nationality+body"] == 0.0
+    assert m["error_rate"]["by_pair"]["gender+body"] == 0.0
+    valid_rg = [f for f in inter if f["valid"] and f["attributes"] == ["nationality", "gender"]]
+    assert m["error_rate"]["by_pair"]["nationality+gender"] == sum(expected) / len(valid_rg)
+    lo, hi = m["error_rate"]["by_pair"]["nationality+gender_ci"]
+    assert lo <= m["error_rate"]["by_pair"]["nationality+gender"] <= hi
     assert m["counts"]["hidden"] == sum(expected)
-    # Venn: every original with a biased race+gender mutant is intersectional-only.
-    venn = m["venn"]["race+gender"]
+    # Venn: every original with a biased nationality+gender mutant is intersectional-only.
+    venn = m["venn"]["nationality+gender"]
     assert venn["atomic_only"] == venn["both"] == 0
     assert venn["intersectional_only"] == len(
         {f["original_id"] for f, e in zip(inter, expected, strict=True) if e}

@@ -39,7 +39,11 @@ def _run(block: HInterBlock, ramp: bool) -> tuple[list[int], list[dict]]:
 
 def test_the_chunk_ramp_gives_identical_findings_in_the_same_order():
     block = HInterBlock(
-        model="py:m:f", attributes=["race", "gender"], order=2, invariant=False, person_adjectives=False
+        model="py:m:f",
+        attributes=["race", "nationality", "gender"],
+        order=2,
+        invariant=False,
+        person_adjectives=False,
     )
     ramped_sizes, ramped = _run(block, ramp=True)
     fixed_sizes, fixed = _run(block, ramp=False)

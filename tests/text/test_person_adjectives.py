@@ -17,10 +17,17 @@ def nlp():
     return person_parser()
 
 
+#: The attributes that hold the authors' body adjectives since issue 39 (old/young under age,
+#: blind/deaf under disability).
+BODY = ("body", "age", "disability")
+
+
 def _body_words(text, nlp):
     d = load_dictionary()
-    skip = non_person_spans(text, d, ["body"], nlp)
-    return {r.word.lower() for m in atomic_mutants(text, d, "body", skip=skip) for r in m.replacements}
+    skip = non_person_spans(text, d, BODY, nlp)
+    return {
+        r.word.lower() for a in BODY for m in atomic_mutants(text, d, a, skip=skip) for r in m.replacements
+    }
 
 
 @pytest.mark.parametrize(
@@ -67,8 +74,10 @@ def test_dictionary_marks_bare_body_adjectives_only():
     adjectives = d.person_only("body")
     assert {"ugly", "pretty", "short", "tall"} <= adjectives
     assert "blonde" not in adjectives  # also a noun ("the blonde")
-    assert d.person_only("gender") == {"angry", "hysterical", "cute"}  # the authors' adjective pairs
-    assert not d.person_only("race")
+    # the authors' adjective pairs, out of gender since issue 39 ("manly" is no longer also a swap row)
+    assert d.person_only("gender_stereotype") == {"angry", "manly", "hysterical", "cute"}
+    assert not d.person_only("gender") and not d.person_only("race")
+    assert {"old", "young"} <= d.person_only("age") and {"blind", "deaf"} <= d.person_only("disability")
 
 
 def test_a_long_text_is_parsed_sentence_by_sentence_with_the_same_decisions(nlp):

@@ -176,23 +176,23 @@ def test_intersectional_argument_errors(packaged: BiasDictionary) -> None:
         intersectional_mutants("a man", packaged, ("gender", "gender"))
     with pytest.raises(UsageError):
         intersectional_mutants("a man", packaged, ("gender",))
-    with pytest.raises(DataError, match="known attributes: race, gender, body"):
-        intersectional_mutants("a man", packaged, ("gender", "religion"))
-    with pytest.raises(DataError, match="no attribute 'age'"):
-        atomic_mutants("a man", packaged, "age")
+    with pytest.raises(DataError, match="known attributes: race, nationality, religion, gender"):
+        intersectional_mutants("a man", packaged, ("gender", "caste"))
+    with pytest.raises(DataError, match="no attribute 'class'"):
+        atomic_mutants("a man", packaged, "class")
 
 
 def test_sampling_is_seeded_and_keeps_algorithm_order(packaged: BiasDictionary) -> None:
     text = "The British actor and his wife."
-    full = intersectional_mutants(text, packaged, ("race", "gender"))
-    sample = intersectional_mutants(text, packaged, ("race", "gender"), max_mutants=10, seed=3)
-    again = intersectional_mutants(text, packaged, ("race", "gender"), max_mutants=10, seed=3)
+    full = intersectional_mutants(text, packaged, ("nationality", "gender"))
+    sample = intersectional_mutants(text, packaged, ("nationality", "gender"), max_mutants=10, seed=3)
+    again = intersectional_mutants(text, packaged, ("nationality", "gender"), max_mutants=10, seed=3)
     assert len(sample) == 10 and sample == again
     order = {m.key: i for i, (m, _) in enumerate(full)}
     assert [order[m.key] for m, _ in sample] == sorted(order[m.key] for m, _ in sample)
-    atomic = atomic_mutants(text, packaged, "race", max_mutants=5, seed=1)
+    atomic = atomic_mutants(text, packaged, "nationality", max_mutants=5, seed=1)
     assert len(atomic) == 5 and {m.key for m in atomic} <= {
-        m.key for m in atomic_mutants(text, packaged, "race")
+        m.key for m in atomic_mutants(text, packaged, "nationality")
     }
 
 

@@ -13,7 +13,10 @@ Two file formats are read:
   :meth:`BiasDictionary.person_only`), ``swap`` rows (both directions), ``pairs`` rows (one
   direction), ``map`` blocks (every word -> every replacement, one direction; with
   ``capitalised: true`` the words match only where written with a capital, for demonyms that are
-  also common words: "Pole", "Finn", "Latin") and ``modify`` blocks (heads x modifiers).
+  also common words: "Pole", "Finn", "Latin"), ``modify`` blocks (heads x modifiers) and the
+  ``scope: people`` marker (every term of the attribute is a *group word*, replaced only where it
+  names or describes people: see :meth:`BiasDictionary.people_scoped`, issue 39); the reader is
+  :mod:`fairprobe.lexicons.dictionary_yaml`.
 * CSV with header ``attribute,word,replacement`` (one directed pair per row; further columns,
   such as the ``count`` column written by :func:`fairprobe.lexicons.sbic.write_candidates`, are
   ignored).
@@ -29,33 +32,27 @@ import csv
 import functools
 import io
 import re
-import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-import yaml
-
 from fairprobe.data.readers import read_text, require_file
-from fairprobe.data.strict_yaml import YamlLoader
 from fairprobe.errors import DataError
+from fairprobe.lexicons.terms import check_term, is_valid_term, normalise_term, skip_self_pair
 
-__all__ = ["BiasDictionary", "load_dictionary", "normalise_term", "is_valid_term", "PACKAGED_DICTIONARY"]
+__all__ = [
+    "BiasDictionary",
+    "load_dictionary",
+    "normalise_term",
+    "is_valid_term",
+    "PACKAGED_DICTIONARY",
+    "PACKAGED_NOTICE",
+]
 
-#: The dictionary shipped with fairprobe (race, gender, body).
+#: The dictionary shipped with fairprobe: race, nationality, religion, gender, gender_stereotype,
+#: sexual_orientation, body, age, disability.
 PACKAGED_DICTIONARY = Path(__file__).with_name("bias_dictionary.yaml")
-
-_TERM_RE = re.compile(r"^\w(?:[\w'\- ]*\w)?$")
-_BLOCK_KINDS = ("cross", "adjectives", "swap", "pairs", "map", "modify")
-
-
-def is_valid_term(term: str) -> bool:
-    """Letters, digits, spaces, hyphens and apostrophes; starts and ends with a letter or digit."""
-    return bool(_TERM_RE.match(" ".join(term.split())))
-
-
-def normalise_term(term: str) -> str:
-    """The matching key of a term: lower case, inner whitespace collapsed to one space."""
-    return " ".join(term.lower().split())
+#: Where each attribute of the packaged dictionary comes from, and under which licence.
+PACKAGED_NOTICE = Path(__file__).with_name("bias_dictionary.NOTICE")
 
 
 class BiasDictionary:
@@ -72,8 +69,10 @@ class BiasDictionary:
         person_only: Mapping[str, Iterable[str]] | None = None,
         skipped: Iterable[str] = (),
         capitalised: Mapping[str, Iterable[str]] | None = None,
+        people_scoped: Iterable[str] = (),
     ) -> None:
         self.source = source
+        self._people_scoped = frozenset(people_scoped)
         self._capitalised = {
             a: frozenset(normalise_term(t) for t in ts) for a, ts in (capitalised or {}).items()
         }
@@ -90,7 +89,7 @@ class BiasDictionary:
                 word, replacement = " ".join(word.split()), " ".join(replacement.split())
                 key = (normalise_term(word), normalise_term(replacement))
                 if key[0] == key[1]:
-                    _skip_self_pair(self.skipped, f"{source}: attribute {attribute!r}", word)
+                    skip_self_pair(self.skipped, f"{source}: attribute {attribute!r}", word)
                     continue
                 if key not in seen:
                     seen.add(key)
@@ -129,6 +128,21 @@ class BiasDictionary:
         coherent" (issue 20). The caller decides with a parse (:mod:`fairprobe.text.person`)."""
         return self._person_only.get(attribute, frozenset())
 
+    def people_scoped(self, attribute: str) -> bool:
+        """Whether the terms of ``attribute`` are *group words* (``scope: people``): replaced only
+        where the parse shows they name or describe people ("a Korean actress", "the Muslims"),
+        never where they describe a thing ("the Korean version", "a Russian battleship", issue 39).
+        Its ``adjectives`` terms keep the adjective rule (:meth:`person_only`)."""
+        return attribute in self._people_scoped
+
+    def group_words(self, attribute: str) -> frozenset[str]:
+        """Terms of ``attribute`` (matching keys) under the group-word rule: every term of a
+        ``scope: people`` attribute except its person-only adjectives; none otherwise."""
+        if attribute not in self._people_scoped:
+            return frozenset()
+        adjectives = self.person_only(attribute)
+        return frozenset(normalise_term(t) for t in self.terms(attribute)) - adjectives
+
     def capitalised_only(self, attribute: str) -> frozenset[str]:
         """Terms of ``attribute`` (matching keys) that occur only where written with a capital
         (``map`` blocks with ``capitalised: true``): "Pole" is a person, "pole" is not."""
@@ -165,10 +179,18 @@ def _load(path: Path) -> BiasDictionary:
     packaged = path.resolve() == PACKAGED_DICTIONARY.resolve()
     if suffix in (".yaml", ".yml"):
         capitalised: dict[str, set[str]] = {}
-        pairs, person_only = _read_yaml(path, skipped, capitalised)
+        scoped: set[str] = set()
+        from fairprobe.lexicons.dictionary_yaml import read_yaml
+
+        pairs, person_only = read_yaml(path, skipped, capitalised, scoped)
         pairs = pairs if packaged else _recase(pairs)
         return BiasDictionary(
-            pairs, source=str(path), person_only=person_only, skipped=skipped, capitalised=capitalised
+            pairs,
+            source=str(path),
+            person_only=person_only,
+            skipped=skipped,
+            capitalised=capitalised,
+            people_scoped=scoped,
         )
     if suffix == ".csv":
         return BiasDictionary(_recase(_read_csv(path, skipped)), source=str(path), skipped=skipped)
@@ -178,9 +200,13 @@ def _load(path: Path) -> BiasDictionary:
 def proper_words(attribute: str | None = None) -> dict[str, str]:
     """Lower case -> spelling of the words the packaged dictionary always capitalises ("rican" ->
     "Rican", "asian" -> "Asian"): of ``attribute`` (none when the packaged dictionary lacks it, so
-    "black" of a user "color" attribute stays lower case), or of every attribute for ``None``."""
+    "black" of a user "color" attribute stays lower case), or of every attribute for ``None``. For a
+    group-word attribute (race, nationality, religion, ...) the capitals of every group-word attribute
+    count: a user "race" list still holds the demonyms the packaged one files under nationality."""
     d = _load_packaged()
     names = list(d.attributes) if attribute is None else [attribute] if attribute in d.attributes else []
+    if names and d.people_scoped(names[0]) and attribute is not None:
+        names = [a for a in d.attributes if d.people_scoped(a)]
     out: dict[str, str] = {}
     for name in names:
         for term in d.terms(name):
@@ -210,12 +236,6 @@ def _recase(pairs: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str
 # --------------------------------------------------------------------------------------- CSV
 
 
-def _skip_self_pair(skipped: list[str], where: str, word: str) -> None:
-    note = f"{where}: {word!r} is paired with itself"
-    skipped.append(note)
-    warnings.warn(f"{note}; skipped that pair", stacklevel=3)
-
-
 def _read_csv(path: Path, skipped: list[str]) -> dict[str, list[tuple[str, str]]]:
     out: dict[str, list[tuple[str, str]]] = {}
     with io.StringIO(read_text(path, "dictionary"), newline="") as fh:
@@ -241,232 +261,12 @@ def _read_csv(path: Path, skipped: list[str]) -> dict[str, list[tuple[str, str]]
             attribute = row[ia].strip()
             if not attribute:
                 raise DataError(f"{path}, line {line}: empty attribute; fill it in or delete the row.")
-            word = _check_term(row[iw], path, line)
-            replacement = _check_term(row[ir], path, line)
+            word = check_term(row[iw], path, line)
+            replacement = check_term(row[ir], path, line)
             if normalise_term(word) == normalise_term(replacement):
-                _skip_self_pair(skipped, f"{path}, line {line}", word)
+                skip_self_pair(skipped, f"{path}, line {line}", word)
                 continue
             out.setdefault(attribute, []).append((word, replacement))
     if not out:
         raise DataError(f"{path}: no word pairs found; add rows attribute,word,replacement.")
     return out
-
-
-def _check_term(raw: str, path: Path, line: int) -> str:
-    term = " ".join(str(raw).split())
-    if not term:
-        raise DataError(f"{path}, line {line}: empty term; give a word or delete the entry.")
-    if not _TERM_RE.match(term):
-        raise DataError(
-            f"{path}, line {line}: bad term {term!r}; use letters, digits, spaces, hyphens and "
-            "apostrophes, starting and ending with a letter or digit."
-        )
-    return term
-
-
-# -------------------------------------------------------------------------------------- YAML
-
-
-def _read_yaml(
-    path: Path, skipped: list[str], capitalised: dict[str, set[str]]
-) -> tuple[dict[str, list[tuple[str, str]]], dict[str, set[str]]]:
-    try:
-        root = yaml.compose(read_text(path, "dictionary"), Loader=YamlLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f", line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise DataError(f"{path}{where}: not valid YAML ({problem}); fix the syntax there.") from None
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: not UTF-8 text; save the dictionary as UTF-8.") from None
-    if root is None:
-        raise DataError(f"{path}: file is empty; add `attribute: [blocks]` entries.")
-    if not isinstance(root, yaml.MappingNode):
-        raise DataError(f"{path}, line {_line(root)}: top level must map attribute names to block lists.")
-    out: dict[str, list[tuple[str, str]]] = {}
-    person_only: dict[str, set[str]] = {}
-    for key_node, blocks in root.value:
-        attribute = _scalar(key_node, path, "attribute name")
-        if attribute in out:
-            raise DataError(
-                f"{path}, line {_line(key_node)}: attribute {attribute!r} appears twice; merge them."
-            )
-        if not isinstance(blocks, yaml.SequenceNode) or not blocks.value:
-            raise DataError(
-                f"{path}, line {_line(blocks)}: attribute {attribute!r} needs a non-empty list of "
-                f"blocks ({', '.join(_BLOCK_KINDS)})."
-            )
-        pairs: list[tuple[str, str]] = []
-        adjectives: set[str] = set()
-        others: set[str] = set()
-        for block in blocks.value:
-            block_pairs, block_adjectives = _read_block(block, path, skipped)
-            pairs.extend(block_pairs)
-            if _is_capitalised_map(block, path):
-                capitalised.setdefault(attribute, set()).update(normalise_term(w) for w, _ in block_pairs)
-            if block_adjectives:
-                adjectives.update(normalise_term(t) for t in block_adjectives)
-            else:
-                others.update(normalise_term(t) for pair in block_pairs for t in pair)
-        out[attribute] = pairs
-        person_only[attribute] = adjectives - others  # "blonde" is a noun too ("the blonde")
-    return out, person_only
-
-
-def _line(node: yaml.Node) -> int:
-    return node.start_mark.line + 1
-
-
-def _scalar(node: yaml.Node, path: Path, what: str) -> str:
-    if not isinstance(node, yaml.ScalarNode) or node.tag == "tag:yaml.org,2002:null":
-        raise DataError(f"{path}, line {_line(node)}: expected a {what} (a plain string) here.")
-    return str(node.value)
-
-
-def _term(node: yaml.Node, path: Path) -> str:
-    return _check_term(_scalar(node, path, "term"), path, _line(node))
-
-
-def _terms(node: yaml.Node, path: Path, what: str) -> list[tuple[str, int]]:
-    if not isinstance(node, yaml.SequenceNode) or not node.value:
-        raise DataError(f"{path}, line {_line(node)}: {what} must be a non-empty list of terms.")
-    return [(_term(item, path), _line(item)) for item in node.value]
-
-
-def _read_block(block: yaml.Node, path: Path, skipped: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
-    """A block's pairs, and the terms it marks person-only (``adjectives`` blocks)."""
-    if not isinstance(block, yaml.MappingNode) or len(block.value) != 1:
-        raise DataError(
-            f"{path}, line {_line(block)}: each block is a one-key mapping: "
-            f"{', '.join(k + ':' for k in _BLOCK_KINDS)}"
-        )
-    key_node, body = block.value[0]
-    kind = _scalar(key_node, path, "block kind")
-    if kind == "cross":
-        return _cross(_groups(body, path, "cross"), path), []
-    if kind == "adjectives":
-        groups = _groups(body, path, "adjectives")
-        return _cross(groups, path), [t for terms in groups.values() for t, _ in terms]
-    if kind in ("swap", "pairs"):
-        return _rows(body, path, both=kind == "swap", skipped=skipped), []
-    if kind == "map":
-        return _map(body, path, skipped), []
-    if kind == "modify":
-        return _modify(body, path), []
-    raise DataError(
-        f"{path}, line {_line(key_node)}: unknown block kind {kind!r}; use one of {', '.join(_BLOCK_KINDS)}."
-    )
-
-
-def _groups(node: yaml.Node, path: Path, what: str) -> dict[str, list[tuple[str, int]]]:
-    if not isinstance(node, yaml.MappingNode) or len(node.value) < 2:
-        raise DataError(f"{path}, line {_line(node)}: {what} needs a mapping of at least two named groups.")
-    groups: dict[str, list[tuple[str, int]]] = {}
-    owner: dict[str, str] = {}
-    for name_node, terms_node in node.value:
-        name = _scalar(name_node, path, "group name")
-        if name in groups:
-            raise DataError(f"{path}, line {_line(name_node)}: group {name!r} appears twice in this block.")
-        terms = _terms(terms_node, path, f"group {name!r}")
-        for term, line in terms:
-            other = owner.setdefault(normalise_term(term), name)
-            if other != name:
-                raise DataError(
-                    f"{path}, line {line}: term {term!r} is in groups {other!r} and {name!r} of one "
-                    "block; keep it in one group."
-                )
-        groups[name] = terms
-    return groups
-
-
-def _cross(groups: dict[str, list[tuple[str, int]]], path: Path) -> list[tuple[str, str]]:
-    pairs: list[tuple[str, str]] = []
-    for name, terms in groups.items():
-        for other, other_terms in groups.items():
-            if other != name:
-                pairs.extend((w, r) for w, _ in terms for r, _ in other_terms)
-    return pairs
-
-
-def _map_parts(node: yaml.Node, path: Path) -> dict[str, yaml.Node]:
-    if not isinstance(node, yaml.MappingNode):
-        raise DataError(f"{path}, line {_line(node)}: map needs `words:` and `replacements:`.")
-    parts = {_scalar(k, path, "map key"): v for k, v in node.value}
-    unknown = [k for k in parts if k not in ("words", "replacements", "capitalised")]
-    if unknown or "words" not in parts or "replacements" not in parts:
-        raise DataError(
-            f"{path}, line {_line(node)}: map needs the keys words and replacements (and optionally "
-            f"capitalised: true)" + (f"; unknown: {', '.join(unknown)}" if unknown else "") + "."
-        )
-    return parts
-
-
-def _map(node: yaml.Node, path: Path, skipped: list[str]) -> list[tuple[str, str]]:
-    parts = _map_parts(node, path)
-    words = _terms(parts["words"], path, "words")
-    replacements = _terms(parts["replacements"], path, "replacements")
-    pairs = []
-    for word, line in words:
-        for replacement, _ in replacements:
-            if normalise_term(word) == normalise_term(replacement):
-                _skip_self_pair(skipped, f"{path}, line {line}", word)
-            else:
-                pairs.append((word, replacement))
-    return pairs
-
-
-def _is_capitalised_map(block: yaml.Node, path: Path) -> bool:
-    key, body = block.value[0]
-    if key.value != "map":
-        return False
-    flag = _map_parts(body, path).get("capitalised")
-    return flag is not None and str(flag.value).lower() == "true"
-
-
-def _rows(node: yaml.Node, path: Path, both: bool, skipped: list[str]) -> list[tuple[str, str]]:
-    if not isinstance(node, yaml.SequenceNode) or not node.value:
-        raise DataError(f"{path}, line {_line(node)}: expected a non-empty list of [word, replacement] rows.")
-    pairs: list[tuple[str, str]] = []
-    for row in node.value:
-        if not isinstance(row, yaml.SequenceNode) or len(row.value) != 2:
-            raise DataError(
-                f"{path}, line {_line(row)}: each row must be a [word, replacement] list of two terms."
-            )
-        word, replacement = _term(row.value[0], path), _term(row.value[1], path)
-        if normalise_term(word) == normalise_term(replacement):
-            _skip_self_pair(skipped, f"{path}, line {_line(row)}", word)
-            continue
-        pairs.append((word, replacement))
-        if both:
-            pairs.append((replacement, word))
-    return pairs
-
-
-def _modify(node: yaml.Node, path: Path) -> list[tuple[str, str]]:
-    if not isinstance(node, yaml.MappingNode):
-        raise DataError(f"{path}, line {_line(node)}: modify needs `heads:` and `modifiers:`.")
-    parts = {_scalar(k, path, "modify key"): (k, v) for k, v in node.value}
-    unknown = [k for k in parts if k not in ("heads", "modifiers")]
-    if unknown or "heads" not in parts or "modifiers" not in parts:
-        line = _line(parts[unknown[0]][0]) if unknown else _line(node)
-        raise DataError(
-            f"{path}, line {line}: modify needs exactly the keys heads and modifiers"
-            + (f" (unknown: {', '.join(unknown)})" if unknown else "")
-            + "."
-        )
-    heads = _terms(parts["heads"][1], path, "heads")
-    mod_node = parts["modifiers"][1]
-    if not isinstance(mod_node, yaml.MappingNode) or not mod_node.value:
-        raise DataError(f"{path}, line {_line(mod_node)}: modifiers must map group names to term lists.")
-    groups = {_scalar(k, path, "group name"): _terms(v, path, "modifier group") for k, v in mod_node.value}
-    pairs: list[tuple[str, str]] = []
-    for head, _ in heads:
-        for name, mods in groups.items():
-            for mod, _ in mods:
-                phrase = f"{mod} {head}"
-                pairs.append((head, phrase))
-                pairs.append((phrase, head))
-                for other, other_mods in groups.items():
-                    if other != name:
-                        pairs.extend((phrase, f"{m2} {head}") for m2, _ in other_mods)
-    return pairs

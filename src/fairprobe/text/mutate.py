@@ -52,6 +52,8 @@ __all__ = [
     "iter_intersectional_mutants",
     "count_intersectional",
     "find_terms",
+    "mentions",
+    "attributes_mentioned",
     "match_case",
 ]
 
@@ -154,6 +156,18 @@ def find_terms(
     """
     matcher = _matcher(dictionary, attribute)
     return {matcher.word_form[k]: spans for k, spans in matcher.find(text, skip).items()}
+
+
+def mentions(text: str, dictionary: BiasDictionary, attribute: str) -> bool:
+    """Whether ``text`` holds a word of ``attribute`` as the mutator matches it (whole words,
+    capitalised-only terms with their capital), before any person check: for coverage statements
+    ("none of the 16 texts mentions a word of the age list", issue 39)."""
+    return bool(find_terms(text, dictionary, attribute))
+
+
+def attributes_mentioned(text: str, dictionary: BiasDictionary) -> tuple[str, ...]:
+    """The attributes of ``dictionary`` (in its order) with a word in ``text`` (see :func:`mentions`)."""
+    return tuple(a for a in dictionary.attributes if mentions(text, dictionary, a))
 
 
 # -------------------------------------------------------------------------------------- case

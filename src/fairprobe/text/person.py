@@ -27,6 +27,23 @@ by ``scripts/wordnet_person_nouns.py``; runtime needs no WordNet).
 
 The measured accuracy on ``tests/text/person_adjectives.jsonl`` (hand-labelled review sentences):
 :func:`evaluate_corpus`.
+
+**Group words** (issue 39). The terms of a ``scope: people`` attribute (race, nationality,
+religion, sexual orientation) name a group of people in some uses and a thing in others: "a Korean
+actress", "the Muslims", "she is Catholic" against "the Korean version", "Filipino horror films", "a
+Russian battleship", "English farce", "speaks Korean", "Christian Bale". An occurrence is kept
+(:func:`names_people`) where
+
+- it is part of no multi-word name the recogniser tags ``PERSON`` ("Christian Bale", "Jack Black");
+- used as a modifier or predicate, it describes a person by the adjective rules above, or modifies a
+  noun for a group of people or a person's origin ("a Muslim family", "of Korean descent");
+- used as a noun, it is plural ("Koreans", "the Muslims", "Black people") or has a determiner or
+  possessor ("a Jew", "the Japanese", "our Christian"): a bare singular noun is a language or a name
+  ("in English", "speaks Korean").
+
+The measured precision and recall on ``tests/data/person_scope_labelled.csv`` (group-word
+occurrences in packaged review, social-media, loan and Wikipedia texts, labelled by hand):
+:func:`fairprobe.text.person_scope.evaluate_group_words`; see ``docs/group-words.md``.
 """
 
 from __future__ import annotations
@@ -44,7 +61,9 @@ from fairprobe.lexicons.dictionary import BiasDictionary
 __all__ = [
     "PERSON_NOUNS",
     "non_person_spans",
+    "non_person_by_attribute",
     "describes_person",
+    "names_people",
     "evaluate_corpus",
     "person_parser",
     "wordnet_person_names",
@@ -84,6 +103,12 @@ LINKING_VERBS = frozenset(
     """look looks looked looking seem seems seemed appear appears appeared become becomes became
     grow grows grew grown turn turns turned remain remains remained stay stays stayed feel feels felt
     go goes went gone get gets got""".split()
+)
+#: Nouns for a group of people or a person's origin: a group word modifying one describes people.
+GROUP_HEADS = frozenset(
+    """family families community communities population populations household households couple
+    couples tribe tribes clan clans descent origin origins heritage ancestry background parents
+    parentage immigrant immigrants""".split()
 )
 _MODIFIER = frozenset({"amod", "compound", "nmod", "appos"})
 _PREDICATE = frozenset({"acomp", "attr", "oprd", "xcomp", "ccomp", "advcl", "npadvmod"})
@@ -162,6 +187,15 @@ def _is_person(token: Any, nouns: frozenset[str]) -> bool:
     return token.tag_.startswith("NN") and any(w in nouns for w in _singulars(low))
 
 
+def _is_titled_person_noun(token: Any, nouns: frozenset[str]) -> bool:
+    """A common person noun written with capitals, which the tagger reads as a proper noun ("a German
+    Spy", "A LONE BLACK MAN"); never part of a name the recogniser tags PERSON."""
+    if not token.tag_.startswith("NNP"):
+        return False
+    _entities(token.doc)
+    return token.ent_type_ != "PERSON" and any(w in nouns for w in _singulars(token.lower_))
+
+
 def _is_persons_body_part(token: Any, nouns: frozenset[str]) -> bool:
     """A body part with a person as possessor ("her eyes", "Karloff's face") or in a clause whose
     subject is a person ("she has a pretty face", "the makeup gives Karloff an ugly face")."""
@@ -180,10 +214,12 @@ def _clause_people(head: Any) -> list[Any]:
     return [c for c in head.children if c.dep_ in _SUBJECT or c.dep_ in _OBJECT]
 
 
-def describes_person(token: Any, nouns: frozenset[str], depth: int = 0) -> bool:
-    """Whether the adjective ``token`` is said of a person (see the module rules)."""
+def describes_person(token: Any, nouns: frozenset[str], depth: int = 0, names: bool = True) -> bool:
+    """Whether the adjective ``token`` is said of a person (see the module rules). With ``names``
+    a token tagged as a proper noun is part of a name and describes no one; group words pass False
+    (the tagger often reads "Korean" in "a Korean actress" as a proper noun)."""
     dep, head = token.dep_, token.head
-    if token.tag_.startswith("NNP"):
+    if names and token.tag_.startswith("NNP"):
         return False  # part of a name or title: "Sean Young", "Pretty Woman", "Young Frankenstein"
     if (
         dep == "advmod"
@@ -192,10 +228,15 @@ def describes_person(token: Any, nouns: frozenset[str], depth: int = 0) -> bool:
     ):
         dep = "acomp"  # "he went blind", "she looked pretty": read as a predicate of the subject
     if dep == "conj" and depth < 3:
-        return describes_person(head, nouns, depth + 1)
+        return describes_person(head, nouns, depth + 1, names)
     if dep in _MODIFIER:
         if _is_person(head, nouns) or _is_persons_body_part(head, nouns):
             return True
+        if not names:  # group words
+            if head.lower_ in GROUP_HEADS or _is_titled_person_noun(head, nouns):
+                return True  # "a Muslim family", "of Korean descent", "a German Spy", "BLACK MAN"
+            if head.dep_ in ("amod", "compound", "nmod") and _is_person(head.head, nouns):
+                return True  # "a White retired teacher"
         return head.dep_ == "compound" and _is_person(head.head, nouns)
     if dep in _PREDICATE:
         if dep == "npadvmod" or (dep == "advcl" and not _clause_people(token)):
@@ -213,38 +254,100 @@ def describes_person(token: Any, nouns: frozenset[str], depth: int = 0) -> bool:
     return False
 
 
-def non_person_spans(
+def _in_name(token: Any) -> bool:
+    """Part of a multi-word name the recogniser tags PERSON ("Christian Bale", "Jack Black")."""
+    _entities(token.doc)
+    if token.ent_type_ != "PERSON":
+        return False
+    ent = next((e for e in token.doc.ents if e.start <= token.i < e.end), None)
+    return ent is not None and len(ent) > 1
+
+
+def names_people(span: Any, nouns: frozenset[str]) -> bool:
+    """Whether the group word ``span`` (a spaCy span: "Korean", "Black people") names or describes
+    a person or people here (see the module's group-word rules)."""
+    root = span.root
+    if any(_in_name(t) for t in span):
+        return False
+    head = root.head
+    if (
+        root.dep_ in ("npadvmod", "advmod")
+        and head.dep_ in ("amod", "compound")
+        and _is_person(head.head, nouns)
+    ):
+        return True  # "a White retired teacher": the parser hangs the group word on the next modifier
+    if root.tag_ in ("NNS", "NNPS") and root.dep_ not in _MODIFIER:
+        return True  # "Koreans", "the Muslims", "Black people"
+    if root.tag_.startswith("NN") and root.dep_ not in _MODIFIER and root.dep_ not in _PREDICATE:
+        if any(c.dep_ in ("det", "poss", "nummod") for c in root.children):
+            return True  # "a Jew", "the Japanese", "a white person", "one American"
+        if root.lower_ in nouns and root.lower_ in PERSON_NOUNS:
+            return True  # "person of color"
+        if root.dep_ != "conj":
+            return False  # a bare singular noun is a language or a name: "in English"
+    return describes_person(root, nouns, names=False)
+
+
+def non_person_by_attribute(
     text: str, dictionary: BiasDictionary, attributes: list[str] | tuple[str, ...], nlp: Any
-) -> frozenset[tuple[int, int]]:
-    """Spans of person-only adjectives of ``attributes`` in ``text`` that describe no person: the
-    mutators skip them. The text is parsed only when such an adjective occurs."""
+) -> dict[str, frozenset[tuple[int, int]]]:
+    """Per attribute, the spans in ``text`` the mutators skip: person-only adjectives that describe
+    no person, and group words (``scope: people``) that name or describe no one. The text is
+    parsed only when such a word occurs; attributes with nothing to skip are left out."""
     from fairprobe.text.mutate import find_terms
 
-    candidates: list[tuple[int, int]] = []
+    candidates: dict[tuple[int, int], list[tuple[str, bool]]] = {}
     for attribute in attributes:
         adjectives = dictionary.person_only(attribute)
-        if not adjectives:
+        groups = dictionary.group_words(attribute)
+        if not adjectives and not groups:
             continue
         for word, spans in find_terms(text, dictionary, attribute).items():
-            if word.lower() in adjectives:
-                candidates.extend(spans)
+            key = " ".join(word.lower().split())
+            if key in adjectives or key in groups:
+                for span in spans:
+                    candidates.setdefault(span, []).append((attribute, key in groups))
     if not candidates:
-        return frozenset()
+        return {}
     nouns = _person_nouns(dictionary)
-    skip = set()
+    skip: dict[str, set[tuple[int, int]]] = {}
     for offset, doc, spans in _parsed_windows(text, sorted(candidates), nlp):
         for start, end in spans:
             span = doc.char_span(start - offset, end - offset, alignment_mode="expand")
-            root = span.root if span is not None and len(span) else None
-            if root is None or not describes_person(root, nouns):
-                skip.add((start, end))
-    return frozenset(skip)
+            for attribute, group in candidates[(start, end)]:
+                if span is None or not len(span):
+                    keep = False
+                elif group:
+                    keep = names_people(span, nouns)
+                else:
+                    keep = describes_person(span.root, nouns)
+                if not keep:
+                    skip.setdefault(attribute, set()).add((start, end))
+    return {a: frozenset(s) for a, s in skip.items()}
+
+
+def non_person_spans(
+    text: str, dictionary: BiasDictionary, attributes: list[str] | tuple[str, ...], nlp: Any
+) -> frozenset[tuple[int, int]]:
+    """Every span :func:`non_person_by_attribute` skips, whatever its attribute."""
+    return frozenset().union(*non_person_by_attribute(text, dictionary, attributes, nlp).values())
+
+
+_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
+def _blank_breaks(text: str) -> str:
+    """``text`` with each HTML line break (``<br />``, common in review data) replaced by a newline and
+    spaces of the same length: offsets stay, and "performers.<br />Now" is no longer one token."""
+    return _BREAK.sub(lambda m: "\n" + " " * (len(m.group()) - 1), text)
 
 
 def _parse(nlp: Any, text: str) -> Any:
-    """Tags and dependencies of ``text``; the named-entity recogniser of ``nlp`` (if it has one) is
-    kept aside and run only when a decision turns on a proper noun (:func:`_entities`): it costs
-    about twice the parse (measured on IMDB sentences, see the notes)."""
+    """Tags and dependencies of ``text`` (line-break markup blanked, :func:`_blank_breaks`); the
+    named-entity recogniser of ``nlp`` (if it has one) is kept aside and run only when a decision
+    turns on a proper noun (:func:`_entities`): it costs about twice the parse (measured on IMDB
+    sentences, see the notes)."""
+    text = _blank_breaks(text)
     names = getattr(nlp, "pipe_names", ())
     if "ner" not in names:
         return nlp(text)

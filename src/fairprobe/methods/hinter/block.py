@@ -9,6 +9,19 @@ from pydantic import Field, field_validator, model_validator
 from fairprobe.judge.refusals import max_asymmetric_invalid_field
 from fairprobe.technique.block import MODEL_URI, BlockBase
 
+DEFAULT_ATTRIBUTES = (
+    "race",
+    "nationality",
+    "religion",
+    "gender",
+    "sexual_orientation",
+    "body",
+    "age",
+    "disability",
+)
+"""The groups people test (issue 39), all in the packaged dictionary; ``gender_stereotype``
+(occupations and stereotyped adjectives, not gender words) is asked for by name."""
+
 
 class HInterBlock(BlockBase):
     """Options of an HInter campaign (shared/seeds/hinter.txt, §3–§4)."""
@@ -27,8 +40,9 @@ class HInterBlock(BlockBase):
         default=None, description="gold labels (optional; multi-label columns as lists)"
     )
     attributes: list[str] = Field(
-        default_factory=lambda: ["race", "gender", "body"],
-        description="attributes of the dictionary to mutate (atomic mutants of each, combinations up to order)",
+        default_factory=lambda: list(DEFAULT_ATTRIBUTES),
+        description="attributes of the dictionary to mutate (default: every group of the packaged "
+        "dictionary but gender_stereotype)",
     )
     order: int = Field(
         default=2, ge=1, le=4, description="highest mutation order: 1 atomic only, 2 adds pairs, 3 triples"
@@ -42,8 +56,10 @@ class HInterBlock(BlockBase):
     invariant: bool = Field(default=True, description="apply the dependency invariant (Algorithms 3-4)")
     person_adjectives: bool = Field(
         default=True,
-        description="replace the dictionary's person-only adjectives (body: ugly, tall, ...) only where "
-        "the parse shows they describe a person; false replaces every occurrence, as the paper's artifact",
+        description="replace the dictionary's person-only adjectives (body: ugly, tall, ...) and group "
+        "words (race, nationality, religion, sexual orientation: 'the Korean version' is not a person) "
+        "only where the parse shows they describe a person; false replaces every occurrence, as the "
+        "paper's artifact",
     )
     score_discarded: bool = Field(
         default=False, description="also run discarded mutants through the model (RQ3.2)"

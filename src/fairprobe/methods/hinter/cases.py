@@ -36,7 +36,12 @@ def attribute_combinations(block: HInterBlock) -> list[tuple[str, ...]]:
 
 
 def generate_lazy(
-    record: Record, dictionary: BiasDictionary, block: HInterBlock, seed: int, population: dict | None = None
+    record: Record,
+    dictionary: BiasDictionary,
+    block: HInterBlock,
+    seed: int,
+    population: dict | None = None,
+    skipped: dict[str, int] | None = None,
 ) -> tuple[list[Mutant], Iterator[tuple[Mutant, tuple[Mutant, ...]]]]:
     """Atomic mutants (a list) and (intersectional mutant, parents) pairs (an iterator) of one original.
 
@@ -44,10 +49,14 @@ def generate_lazy(
     original with 300,000 order-3 mutants never holds them all. With it, a seeded sample of at most
     that many per kind is drawn (the parents of kept intersectional mutants are always kept), and
     ``population`` (when given) receives the number of mutants of each kind *before* sampling, so
-    the report's "generated" counts never shrink under sampling (issue 20).
+    the report's "generated" counts never shrink under sampling (issue 20). ``skipped`` (when given)
+    receives, per attribute, the occurrences the person check left out (issue 39).
     """
     text = record.text
-    skip = person_skip(text, dictionary, block)
+    by_attribute = person_skip_by_attribute(text, dictionary, block)
+    skip = frozenset().union(*by_attribute.values())
+    if skipped is not None:
+        skipped.update({a: len(spans) for a, spans in by_attribute.items()})
     atomic = [m for a in block.attributes for m in atomic_mutants(text, dictionary, a, skip=skip)]
     combos = attribute_combinations(block)
     cap = block.max_mutants_per_text
@@ -95,20 +104,31 @@ def count_generated(record: Record, dictionary: BiasDictionary, block: HInterBlo
 
 def needs_person_check(dictionary: BiasDictionary, block: HInterBlock) -> bool:
     """Whether the run parses originals for the person check (an attribute has person-only
-    adjectives and ``person_adjectives`` is on): it then loads the parser with the recogniser."""
-    return block.person_adjectives and any(dictionary.person_only(a) for a in block.attributes)
+    adjectives or group words and ``person_adjectives`` is on): it then loads the parser with the
+    recogniser."""
+    return block.person_adjectives and any(
+        dictionary.person_only(a) or dictionary.people_scoped(a) for a in block.attributes
+    )
 
 
-def person_skip(text: str, dictionary: BiasDictionary, block: HInterBlock) -> frozenset[tuple[int, int]]:
-    """Occurrences of person-only adjectives (the dictionary's ``adjectives:`` blocks) that describe
-    no person in the parse, unless ``person_adjectives: false`` (issue 20)."""
+def person_skip_by_attribute(
+    text: str, dictionary: BiasDictionary, block: HInterBlock
+) -> dict[str, frozenset[tuple[int, int]]]:
+    """Per attribute, occurrences of person-only adjectives (``adjectives:`` blocks, issue 20) that
+    describe no person and of group words (``scope: people``, issue 39) that name or describe no
+    one in the parse; nothing with ``person_adjectives: false``."""
     if not needs_person_check(dictionary, block):
-        return frozenset()
-    from fairprobe.text.person import non_person_spans, person_parser
+        return {}
+    from fairprobe.text.person import non_person_by_attribute, person_parser
 
     with _person_lock:  # a warm-up thread may be loading it: wait for it, never load it twice
         nlp = person_parser(block.spacy_model)
-    return non_person_spans(text, dictionary, block.attributes, nlp)
+    return non_person_by_attribute(text, dictionary, block.attributes, nlp)
+
+
+def person_skip(text: str, dictionary: BiasDictionary, block: HInterBlock) -> frozenset[tuple[int, int]]:
+    """Every occurrence :func:`person_skip_by_attribute` leaves out, whatever its attribute."""
+    return frozenset().union(*person_skip_by_attribute(text, dictionary, block).values())
 
 
 @dataclass
@@ -125,6 +145,8 @@ class OriginalCases:
     """The first piece of this original: its atomic mutants are reported with it."""
     population: dict[str, int] | None = None
     """Mutants per kind before ``max_mutants_per_text`` sampling (None: no sampling was asked)."""
+    skipped: dict[str, int] | None = None
+    """Per attribute, occurrences the person check left out (first piece only; issue 39)."""
 
     def valid_of(self) -> dict[str, bool]:
         """Verdict by mutant key (atomic parents and this piece's intersectional mutants)."""
@@ -283,7 +305,8 @@ def shard_cases(
 
     for record in records:
         population: dict[str, int] = {}
-        atomic, inter = generate_lazy(record, dictionary, block, seed, population)
+        skipped: dict[str, int] = {}
+        atomic, inter = generate_lazy(record, dictionary, block, seed, population, skipped)
         verdicts: list[bool] = []
         first = True
         while True:  # pieces that fill the chunk up to `cap` intersectional mutants; the first always exists
@@ -291,7 +314,9 @@ def shard_cases(
             part = list(islice(inter, room))
             if not part and not first:
                 break
-            piece = OriginalCases(record, atomic, verdicts, part, [], first, population or None)
+            piece = OriginalCases(
+                record, atomic, verdicts, part, [], first, population or None, skipped if first else None
+            )
             pending.append(piece)
             size += len(part) + (len(atomic) if first else 0)
             first = False

@@ -25,6 +25,7 @@ For each original text c:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -297,6 +298,7 @@ def _run_shards(
                     raise
 
             executor.run_shards(shard_cases, todo, (dictionary, block, ctx.seed, processes), consume)
+    record_skipped(ctx, len(plan))
 
 
 EARLY_ORIGINALS = 64
@@ -353,6 +355,8 @@ class _ShardSink:
         """Called when the first chunk is finished (records the parser that validated it)."""
         self.fluency, self.score_discarded = fluency, score_discarded
         self.writers: dict[int, ShardWriter] = {}
+        self.skipped: dict[int, Counter[str]] = {}
+        """Per shard in progress, occurrences the person check left out, per attribute (issue 39)."""
 
     def submit(self, model: Any) -> Any:
         def send(item: tuple[int, list[OriginalCases], bool]) -> Any:
@@ -374,6 +378,9 @@ class _ShardSink:
         writer = self.writers.get(index)
         if writer is None:
             writer = self.writers[index] = ShardWriter(self.folder, index, FINDING_SCHEMA)
+        skipped = self.skipped.setdefault(index, Counter())
+        for piece in chunk:
+            skipped.update(piece.skipped or {})
         if chunk:
             outputs = dict(zip(texts, predictions, strict=True))
             scores: dict[str, float] = {}
@@ -385,12 +392,28 @@ class _ShardSink:
         if last:
             writer.close()
             del self.writers[index]
-            self.ctx.store.set_state(f"shard:{index}", {"findings": writer.rows})
+            counts = dict(sorted(self.skipped.pop(index, Counter()).items()))
+            self.ctx.store.set_state(f"shard:{index}", {"findings": writer.rows, SKIPPED: counts})
 
     def abort(self) -> None:
         for writer in self.writers.values():
             writer.abort()
         self.writers.clear()
+        self.skipped.clear()
+
+
+SKIPPED = "skipped_not_person"
+"""Summary key (and shard state key): per attribute, occurrences of its words that the person check
+left out because they describe no person ("the Korean version", "things get ugly"; issue 39)."""
+
+
+def record_skipped(ctx: RunContext, shards: int) -> None:
+    """Sum the shards' person-check skips into the run's summary (``skipped_not_person``)."""
+    total: Counter[str] = Counter()
+    for index in range(shards):
+        state = ctx.store.get_state(f"shard:{index}") or {}
+        total.update(state.get(SKIPPED) or {})
+    ctx.record_info(**{SKIPPED: dict(sorted(total.items()))})
 
 
 def _fluency_scorer(block: HInterBlock) -> Any:
