@@ -159,16 +159,18 @@ def test_a_new_block_field_reaches_cli_init_api_and_spec(probe_technique, tmp_pa
     shown = runner.invoke(app, ["probe", "--help"], env={"TERMINAL_WIDTH": "1000"})
     row = help_rows(shown.output)["--probe-depth"]
     assert "how deep the probe goes" in row and "[default: 7]" in row and "x>=1" in row
-    bad = runner.invoke(app, ["probe", "--model", "m", "--probe-depth", "0", "--out", str(tmp_path / "r")])
+    bad = runner.invoke(
+        app, ["probe", "--model", "py:m:f", "--probe-depth", "0", "--out", str(tmp_path / "r")]
+    )
     assert isinstance(bad.exception, UsageError) and str(bad.exception).startswith("--probe-depth:")
     assert not (tmp_path / "r").exists()
 
     assert init_values(spec_template("s.yaml", techniques()), "probe")["probe_depth"] == 7
     assert inspect.signature(technique_function("probe")).parameters["probe_depth"].default == 7
-    (block,) = parse_spec("probe:\n  model: m\n  probe_depth: 3\n", "s.yaml")
+    (block,) = parse_spec("probe:\n  model: py:m:f\n  probe_depth: 3\n", "s.yaml")
     assert block.block.probe_depth == 3
     with pytest.raises(SpecError, match="probe_depth"):
-        parse_spec("probe:\n  model: m\n  probe_depth: 0\n", "s.yaml")
+        parse_spec("probe:\n  model: py:m:f\n  probe_depth: 0\n", "s.yaml")
 
 
 def order_error(cli, *attributes: str) -> str:
@@ -184,7 +186,10 @@ def test_list_options_take_repeated_flags_and_comma_lists_alike(cli):
     repeated = order_error(cli, "--attributes", "race", "--attributes", "gender", "--attributes", "body")
     mixed = order_error(cli, "--attributes", "race,gender", "--attributes", "body")
     assert comma == repeated == mixed and "got 3" in comma
-    for judges in (["--judges", "a,b"], ["--judges", "a", "--judges", "b"]):
+    for judges in (
+        ["--judges", "py-chat:a:b,py-chat:c:d"],
+        ["--judges", "py-chat:a:b", "--judges", "py-chat:c:d"],
+    ):
         r = cli("metafair", "run", "--model", "py-chat:x:y", *judges, "--out", "run")
         assert r.returncode == 2 and "odd number of judges" in r.stderr and "got 2" in r.stderr, r.stderr
 
@@ -216,9 +221,9 @@ def test_no_invariant_and_no_person_adjectives_reach_the_run(cli, tmp_path):
     ("args", "deprecated", "needle"),
     [
         (["caffe", "generate", "--case", "c.yaml", "--cap", "0"], "--cap is deprecated; use --max-pairs-per-triple", "--cap: "),
-        (["certify", "verify", "--model", "m", "--cap", "1", "--out", "r"], "--cap is deprecated; use --max-zonotope-generators", "--cap: "),
-        (["certify", "verify", "--model", "m", "--limit", "0", "--out", "r"], "--limit is deprecated; use --n", "--limit: "),
-        (["metafair", "run", "--model", "m", "--judge", "a,b", "--out", "r"], "--judge is deprecated; use --judges", "odd number"),
+        (["certify", "verify", "--model", "py:m:f", "--cap", "1", "--out", "r"], "--cap is deprecated; use --max-zonotope-generators", "--cap: "),
+        (["certify", "verify", "--model", "py:m:f", "--limit", "0", "--out", "r"], "--limit is deprecated; use --n", "--limit: "),
+        (["metafair", "run", "--model", "py:m:f", "--judge", "py-chat:a:b,py-chat:c:d", "--out", "r"], "--judge is deprecated; use --judges", "odd number"),
         (["metafair", "generate", "--generator", "g", "--retries", "-1"], "--retries is deprecated; use --generator-retries", "--retries: "),
         (["metafair", "generate", "--generator", "g", "--out", "adir"], "--out is deprecated; use --output", "--out adir is a directory"),
         (["lexicon", "extract", "x.csv", "--out", "adir"], "--out is deprecated; use --output", "--out adir is a directory"),

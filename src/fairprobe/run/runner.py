@@ -384,7 +384,7 @@ def run_options(
         e = exc.errors()[0]
         name = option_name or (lambda field: "--" + field.replace("_", "-"))
         option = name(str(e["loc"][0])) if e["loc"] else technique_name
-        raise UsageError(f"{option}: {e['msg']}") from None
+        raise UsageError(f"{option}: {e['msg'].removeprefix('Value error, ')}") from None
     spec = BlockSpec(
         technique_name,
         out.name or technique_name,
