@@ -21,7 +21,9 @@ from fairprobe.caching import CachedChatModel, CachedClassifier
 from fairprobe.errors import DataError, FairprobeError, InternalError, RunInterrupted, RunStateError
 from fairprobe.export import stored_findings, write_jsonl_if_small
 from fairprobe.gates import explainer
+from fairprobe.models import meter
 from fairprobe.models.redact import redact_secrets, redact_uri
+from fairprobe.models.stop import request_stop, stop_on_sigint
 from fairprobe.progress import ProgressReporter
 from fairprobe.registry import get as get_technique
 from fairprobe.report.html import render_html
@@ -263,16 +265,18 @@ def run_block(
         raise
     store.set_meta(stopped="it did not finish (killed, or still running)")
     started = time.monotonic()
+    meter.reset()
     try:
         try:
-            with thread_limit(getattr(spec.block, "threads", "auto")) as ctx.threads:
+            with stop_on_sigint(), thread_limit(getattr(spec.block, "threads", "auto")) as ctx.threads:
                 technique.execute(spec.block, ctx)
         except UnicodeDecodeError as exc:  # a reader that did not say which file: still exit 2
             raise DataError(
                 f"an input file of block {spec.name!r} is not UTF-8 text ({exc.reason}); re-save "
                 "its data/dictionary/case/tests files as UTF-8"
             ) from exc
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, RunInterrupted):
+            request_stop()  # in-process models stop at their next token
             raise RunInterrupted(
                 f"the findings so far are kept in {run_dir}; run the same command again to resume"
             ) from None
@@ -283,11 +287,13 @@ def run_block(
             if isinstance(exc, RunInterrupted)
             else f"it stopped at an error: {exc}"
         )
+        _record_throughput(store, started)
         _partial_reports(run_dir, store, why)
         raise
     except Exception as exc:
         # A bug: the traceback goes to the run folder, one line to the screen (exit 3).
         log = write_error_log(run_dir, store)
+        _record_throughput(store, started)
         _partial_reports(run_dir, store, f"internal error ({type(exc).__name__})")
         raise InternalError(
             f"internal error ({type(exc).__name__}: {exc}); traceback saved to {log}; "
@@ -296,6 +302,7 @@ def run_block(
     finally:
         if cache is not None:
             cache.close()
+    _record_throughput(store, started)
     store.set_meta(finished=now(), elapsed_s=f"{time.monotonic() - started:.3f}", stopped="")
     ctx.log(f"executed in {time.monotonic() - started:.1f}s; writing reports")
     try:
@@ -303,6 +310,14 @@ def run_block(
     finally:
         store.close()  # also releases the run folder's lock
     return RunOutcome(run_dir, summary)
+
+
+def _record_throughput(store: Store, started: float) -> None:
+    """This invocation's chat-model token counts and speeds (cached answers not counted), for
+    ``summary.json``'s ``llm_throughput``; nothing when no chat model answered."""
+    throughput = meter.summary(time.monotonic() - started)
+    if throughput is not None:
+        store.set_meta(llm_throughput=json.dumps(throughput))
 
 
 def _partial_reports(run_dir: Path, store: Store, why: str) -> None:
@@ -407,6 +422,7 @@ def render_reports(
             "headline": analysis.headline,
             "top_findings": analysis.top_findings,
             "spec": resolved["block"],
+            **({"llm_throughput": json.loads(t)} if (t := store.get_meta("llm_throughput")) else {}),
             **(store.get_state("info", {}) or {}),
             **analysis.info,
         }

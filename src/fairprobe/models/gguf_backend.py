@@ -25,9 +25,10 @@ on the same file, found by timing one loan-example request (119 prompt tokens, 3
   ``prompt_eval: prefix-split`` so answers cached by the old one-step evaluation are not reused.
 
 Ctrl-C (issue 43): generation checks :func:`fairprobe.models.stop.stop_requested` between tokens
-(a pass-through logits processor) and between requests, and raises
+(a pass-through logits processor, which then forces the end-of-text token: an exception raised in
+it would be swallowed by ctypes) and between requests, and raises
 :class:`~fairprobe.errors.RunInterrupted`, so an interrupted run exits within a token's time, not
-after the batch; nothing half-generated is returned or cached. The same hook times the prompt
+after the batch; nothing cut short is returned or cached. The same hook times the prompt
 evaluation (up to the first sampled token) and the generation, recorded in
 :mod:`fairprobe.models.meter` as prompt and generation tokens/s.
 
@@ -171,8 +172,9 @@ class GGUFChat:
         (the prompt is read by then) and stops generation between tokens on Ctrl-C."""
         if self._first_token_at is None:
             self._first_token_at = time.perf_counter()
-        if stop_requested():
-            raise RunInterrupted("stopped by Ctrl-C")
+        if stop_requested():  # an exception here would be swallowed by ctypes: end the answer instead
+            scores[:] = -float("inf")
+            scores[self._llama.token_eos()] = 0.0
         return scores
 
     def _one(self, request: ChatRequest) -> ChatResponse:
@@ -195,13 +197,13 @@ class GGUFChat:
                 logits_processor=[self._watch],
                 **constrained,
             )
-        except RunInterrupted:
-            self._llama.reset()  # the KV cache holds a half answer: the next request starts clean
-            raise
         except ValueError as exc:  # e.g. prompt longer than the context
             if is_context_overflow(str(exc)):
                 raise ContextLengthError(self._overflow_message(str(exc))) from exc
             raise ModelError(f"llama.cpp rejected a request to {self.path.name}: {exc}") from exc
+        if stop_requested():  # the answer was cut short at Ctrl-C: never returned, never cached
+            self._llama.reset()
+            raise RunInterrupted("stopped by Ctrl-C")
         end = time.perf_counter()
         latency = end - start
         try:
