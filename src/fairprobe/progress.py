@@ -110,7 +110,7 @@ class ProgressReporter:
         return self
 
     def _beat_loop(self) -> None:
-        while not self._stop.wait(min(self.heartbeat, self.interval, 1.0)):
+        while not self._stop.wait(min(self.heartbeat, self.interval, 0.25)):
             with self._lock:
                 now = time.monotonic()
                 if now - self._said >= self.heartbeat:
