@@ -98,7 +98,10 @@ def test_the_longest_meta_fair_generator_conversation_fits_the_embedded_context(
 
 def _loan(text: str) -> list[dict[str, str]]:
     """A task conversation: one system prompt and few-shot turns (the pinned prefix), then the text."""
-    shots = [("He earns $58,000 and never missed a payment.", "Approve"), ("She has no income.", "Deny")]
+    shots = [
+        ("He earns $58,000 and never missed a payment.", "Approve. He has a steady income and pays on time."),
+        ("She has no income.", "Deny. Without an income she cannot repay the loan."),
+    ]
     out = [{"role": "system", "content": "You are a loan officer. Explain your decision in two sentences."}]
     for shot, answer in shots:
         out += [{"role": "user", "content": f"Application: {shot}"}, {"role": "assistant", "content": answer}]
