@@ -271,7 +271,10 @@ def main() -> None:
     try:
         _check_out_options(sys.argv[1:])
         _add_technique_commands()
-        app()
+        from fairprobe.models.stop import stop_on_sigint
+
+        with stop_on_sigint():  # Ctrl-C also stops an in-process model mid-answer, in every command
+            app()
     except RunInterrupted as exc:
         _stop("interrupted", str(exc), exc.exit_code)
     except FairprobeError as exc:

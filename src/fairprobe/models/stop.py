@@ -7,6 +7,11 @@ could exit. The runner calls :func:`request_stop` the moment SIGINT arrives; a m
 :func:`stop_requested` between requests and between generated tokens and raises
 :class:`~fairprobe.errors.RunInterrupted`, so nothing half-generated is returned or cached.
 :func:`clear_stop` re-arms the flag when the next run starts (the Python API runs in one process).
+
+The flag is set by the SIGINT handler itself (:func:`stop_on_sigint`, installed by the command line
+and by every run), not where ``KeyboardInterrupt`` is caught: when a model generates on the main
+thread, the handler can run inside llama.cpp's per-token callback, where ctypes swallows the
+``KeyboardInterrupt``; the flag still ends the answer and :class:`RunInterrupted` carries the stop on.
 """
 
 from __future__ import annotations
