@@ -116,7 +116,9 @@ def main() -> None:
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     print(f"ratio in-process / server: {local_s / server_s:.2f} (target <= 2)")
     same = counts(local) == counts(remote)
-    print(f"same tested/invalid/overall error rate: {same} (in-process {counts(local)}, server {counts(remote)})")
+    print(
+        f"same tested/invalid/overall error rate: {same} (in-process {counts(local)}, server {counts(remote)})"
+    )
     print("in-process llm_throughput:", json.dumps(local.get("llm_throughput")))
     print("server llm_throughput:", json.dumps(remote.get("llm_throughput")))
 

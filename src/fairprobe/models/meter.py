@@ -74,7 +74,9 @@ def summary(wall_s: float) -> dict[str, Any] | None:
         "prompt_tokens": int(t["prompt_tokens"]),
         "completion_tokens": int(t["completion_tokens"]),
         "wall_s": round(wall_s, 3),
-        "tokens_per_s_wall": round((t["prompt_tokens"] + t["completion_tokens"]) / wall_s, 2) if wall_s else None,
+        "tokens_per_s_wall": round((t["prompt_tokens"] + t["completion_tokens"]) / wall_s, 2)
+        if wall_s
+        else None,
     }
     if t.get("timed_requests"):
         out |= {
