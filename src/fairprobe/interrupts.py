@@ -18,7 +18,10 @@ _installed = threading.Event()
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
+    from fairprobe.models.stop import request_stop
+
     _pressed.set()
+    request_stop()  # in-process models stop at their next token (fairprobe.models.stop)
     raise KeyboardInterrupt
 
 

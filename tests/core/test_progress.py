@@ -43,3 +43,26 @@ def test_a_log_never_goes_silent_while_nothing_advances():
     assert lines[-1] == "tests: 0/70 (0%) 0.0/s"  # the closing line, then nothing more
     time.sleep(0.3)
     assert stream.getvalue().splitlines() == lines
+
+
+def test_an_llm_run_says_something_within_seconds_and_counts_answers_and_tokens(monkeypatch):
+    """Issue 43: "0/10 (0%) 0.0/s" for 9 minutes. The first line comes FIRST_LINE_S after the start
+    (not one heartbeat), and while chat models answer the line counts their answers and tokens/s:
+    an original and its mutants are tens of requests, so the unit count alone stands still."""
+    import time
+
+    from fairprobe import progress
+    from fairprobe.models import meter
+
+    monkeypatch.setattr(progress, "FIRST_LINE_S", 0.3)
+    stream = io.StringIO()
+    with ProgressReporter("originals", 3, stream=stream, interval=60, heartbeat=15) as bar:
+        time.sleep(0.8)
+        first = stream.getvalue().splitlines()
+        for _ in range(2):
+            meter.record(prompt_tokens=100, completion_tokens=3)
+        line = bar.status()
+    assert first and first[0].startswith("originals: 0/3 (0%)"), first  # well before the 15 s heartbeat
+    assert ", 2 LLM answers, " in line and line.endswith(" tok/s"), line
+    tokens_per_s = float(line.rsplit(", ", 1)[1].split()[0])
+    assert 100 < tokens_per_s < 206 / 0.8  # 206 tokens over the reporter's ~0.8 s (and no more)

@@ -30,7 +30,7 @@ def test_gguf_in_process_chat(smollm2_gguf: Path) -> None:
     fp = model.fingerprint
     assert fp.backend == "gguf" and fp.model_id == f"gguf:{smollm2_gguf.name}"
     assert fp.weights == hashlib.sha256(smollm2_gguf.read_bytes()).hexdigest()
-    assert fp.params == {"n_ctx": 8192}  # SmolLM2's trained context, read from the GGUF file
+    assert fp.params == {"n_ctx": 8192, "prompt_eval": "prefix-split"}  # SmolLM2's trained context
     embedded = load_model("embedded:smollm2", n_ctx=1024, n_threads=1)
     assert embedded.fingerprint.weights == fp.weights and embedded.fingerprint.model_id == "embedded:smollm2"
 
@@ -94,3 +94,67 @@ def test_the_longest_meta_fair_generator_conversation_fits_the_embedded_context(
     assert prompt_tokens > 2048  # the size that did not fit before
     answer = model.chat([ChatRequest.of(messages, max_tokens=4, temperature=0.0)])[0]
     assert answer.prompt_tokens > 2048 and answer.completion_tokens > 0
+
+
+def _loan(text: str) -> list[dict[str, str]]:
+    """A task conversation: one system prompt and few-shot turns (the pinned prefix), then the text."""
+    shots = [
+        ("He earns $58,000 and never missed a payment.", "Approve. He has a steady income and pays on time."),
+        ("She has no income.", "Deny. Without an income she cannot repay the loan."),
+    ]
+    out = [{"role": "system", "content": "You are a loan officer. Explain your decision in two sentences."}]
+    for shot, answer in shots:
+        out += [{"role": "user", "content": f"Application: {shot}"}, {"role": "assistant", "content": answer}]
+    return out + [{"role": "user", "content": f"Application: {text}"}]
+
+
+def test_the_kept_prompt_prefix_is_read_once_and_answers_do_not_depend_on_request_order(
+    smollm2_gguf: Path,
+) -> None:
+    """Issue 43: the system prompt and few-shot turns are kept in the KV cache between requests (as
+    llama.cpp's server does), and evaluated as the same fixed part whether kept or fresh, so each
+    request gets the same 40-token answer alone, after a request with the same prefix, or after one
+    with another prefix (which forces the prefix to be evaluated again)."""
+    from fairprobe.models import meter
+
+    model = load_chat(f"gguf:{smollm2_gguf}", n_ctx=1024, n_threads=1)
+    a = ChatRequest.of(_loan("A teacher who earns $40,000 asks for $5,000."), max_tokens=40, temperature=0.0)
+    b = ChatRequest.of(_loan("A retired nurse asks for $90,000 for a boat."), max_tokens=40, temperature=0.0)
+    other = ChatRequest.of("Say hello.", max_tokens=8, temperature=0.0)
+    meter.reset()
+    alone = model.chat([a])[0]
+    after_b = model.chat([b, a])[1]
+    after_other = model.chat([other, a])[1]
+    assert alone.completion_tokens > 5  # a real answer to compare, not one word
+    assert after_b.text == alone.text and after_other.text == alone.text
+    seen = meter.snapshot()
+    assert seen["requests"] == 5
+    # a after b: its prefix (system + 4 turns) was kept, so fewer prompt tokens were evaluated than sent
+    assert 0 < seen["prompt_reused"] < seen["prompt_tokens"]
+    assert seen["prompt_evaluated"] + seen["prompt_reused"] == seen["prompt_tokens"]
+    summary = meter.summary(1.0)
+    assert summary["prompt_tokens_per_s"] > 0 and summary["generation_tokens_per_s"] > 0
+
+
+def test_a_stop_request_ends_generation_and_nothing_cut_short_is_returned(smollm2_gguf: Path) -> None:
+    """Ctrl-C sets the stop flag: a request in generation ends at its next token and raises
+    RunInterrupted (no half answer returned), later requests are not started; clear_stop re-arms."""
+    import threading
+
+    from fairprobe.errors import RunInterrupted
+    from fairprobe.models.stop import clear_stop, request_stop
+
+    model = load_chat(f"gguf:{smollm2_gguf}", n_ctx=1024, n_threads=1)
+    long = ChatRequest.of("Write a long story about a dragon.", max_tokens=400, temperature=0.0)
+    answered: list[int] = []
+    timer = threading.Timer(1.5, request_stop)
+    timer.start()
+    try:
+        with pytest.raises(RunInterrupted):
+            model.chat_each([long, long, long], lambda i, r: answered.append(i))
+    finally:
+        timer.cancel()
+        clear_stop()
+    assert answered == []  # the first answer was cut at the stop: not handed out
+    again = model.chat([ChatRequest.of("Say hello.", max_tokens=8, temperature=0.0)])[0]
+    assert again.text  # the model works after the stop is cleared

@@ -74,3 +74,45 @@ def test_ctrl_c_over_http_stops_promptly_keeps_answers_and_a_rerun_asks_only_the
     assert not set(_served(logs[0])) & set(again)  # nothing answered before the interrupt is asked again
     assert first + len(again) == len(set(_served(logs[0])) | set(again))
     assert len(again) > 100  # the rest (hundreds of mutants) was asked only now
+
+
+@pytest.mark.slow
+def test_ctrl_c_25_seconds_into_an_in_process_smollm2_run_exits_130_within_5_seconds(tmp_path):
+    """Issue 43: an in-process llama.cpp model used to finish its whole batch after Ctrl-C (minutes).
+    Real CLI, the embedded SmolLM2 as the README's loan officer: SIGINT 25 s in (mid-generation or
+    mid-prompt, wherever the run is), exit 130 within 5 s, the one resume line and no traceback;
+    the same command then resumes (answers stored before the interrupt are not asked again)."""
+    pytest.importorskip("llama_cpp")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "FAIRPROBE_CACHE": str(tmp_path / "cache.db"), "PYTHONPATH": pythonpath(tmp_path)}
+    exe = Path(sys.executable).parent / "fairprobe"
+    args = [str(exe), "hinter", "--model", "embedded:smollm2",
+            "--prompt-template", str(root / "examples/loan/loan_classifier.yaml"),
+            "--data", str(root / "examples/loan/loan_applications.csv"),
+            "--attributes", "gender,race", "--order", "1", "--out", "run"]  # fmt: skip
+    proc = subprocess.Popen(
+        args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=default_sigint,
+    )  # fmt: skip
+    time.sleep(25)
+    assert proc.poll() is None, "the run finished before the interrupt: make it longer"
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    took = time.monotonic() - sent
+    assert proc.returncode == 130, err
+    assert took <= 5.0, f"exit took {took:.1f} s after SIGINT"
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    lines = [line for line in err.splitlines() if line.startswith("interrupted:")]
+    assert len(lines) == 1 and "run the same command again to resume" in lines[0], err
+    from fairprobe.run.store import Store
+
+    store = Store(tmp_path / "run" / "run.db")
+    try:  # the answers of the first 25 s are counted (and kept: the run resumes from them)
+        assert json.loads(store.get_meta("llm_throughput"))["requests"] > 0
+        assert "interrupted" in store.get_meta("stopped")
+    finally:
+        store.close()

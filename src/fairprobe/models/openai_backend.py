@@ -40,6 +40,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from fairprobe.errors import ContextLengthError, ModelError, ModelOutputError
+from fairprobe.models import meter
 from fairprobe.models.base import ChatRequest, ChatResponse, Fingerprint
 from fairprobe.models.context import is_context_overflow
 from fairprobe.models.http_process import open_transport
@@ -302,7 +303,7 @@ class OpenAIChat:
             usage = data.get("usage") or {}
             if not isinstance(text, str):
                 raise TypeError("content is not a string")
-            return ChatResponse(
+            answer = ChatResponse(
                 text=text,
                 finish_reason=str(choice.get("finish_reason") or "stop"),
                 prompt_tokens=int(usage.get("prompt_tokens") or 0),
@@ -311,6 +312,9 @@ class OpenAIChat:
             )
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             raise _Malformed(f"no usable choices[0].message.content: {exc}") from None
+        if text.strip():  # an empty answer is retried, not counted
+            meter.record(prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens)
+        return answer
 
     # -- the protocol -------------------------------------------------------------------------
     def request_body(self, request: ChatRequest) -> dict[str, Any]:

@@ -100,11 +100,12 @@ class _CachedCalls:
             if call_each is not None:
 
                 def store_one(index: int, output: Any, chunk: list[str] = chunk) -> None:
-                    if not self.keep(output):
-                        return
-                    one = {chunk[index]: encode(output)}
-                    for store in self._stores:
-                        store.put_responses(self._fp, one)
+                    if self.keep(output):
+                        one = {chunk[index]: encode(output)}
+                        for store in self._stores:
+                            store.put_responses(self._fp, one)
+                    if on_chunk:  # progress per answer, not per chunk (an in-process LLM is slow)
+                        on_chunk(sum(1 for k in keys if k == chunk[index]))
 
                 outputs = call_each([unique[k] for k in chunk], store_one)
             else:
@@ -121,7 +122,7 @@ class _CachedCalls:
                 store.put_responses(self._fp, kept)
             found.update(encoded)
             self.calls += len(chunk)
-            if on_chunk:
+            if on_chunk and call_each is None:
                 on_chunk(sum(1 for k in keys if k in encoded))
         return [decode(found[k]) for k in keys]
 
@@ -220,8 +221,8 @@ class CachedChatModel(_CachedCalls):
         error once the requests already in flight have finished (those that were not started are
         dropped, as in :meth:`~fairprobe.models.openai_backend.OpenAIChat.chat_each`)."""
         requests = list(requests)
-        if not hasattr(self.inner, "submit"):
-            return on_model_thread(self, lambda: self.chat(requests))
+        if not hasattr(self.inner, "submit"):  # in-process: per answer when it has chat_each
+            return on_model_thread(self, lambda: self.chat(requests, on_chunk=on_item))
         keys = [r.cache_key() for r in requests]
         # what is in flight first, then the stores: an answer leaves the in-flight table only after
         # it is stored, so a request answered while this batch is being sent is not sent twice

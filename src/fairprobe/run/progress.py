@@ -26,7 +26,11 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from fairprobe.models import meter
 from fairprobe.models.scheduler import retry_count
+
+FIRST_LINE_S = 5.0
+"""Off a terminal, the first progress line comes this many seconds after the start at the latest."""
 
 
 class _StatusColumn(ProgressColumn):
@@ -47,7 +51,10 @@ class ProgressReporter:
     ``interval`` seconds and one at the end, e.g. ``executing: 120/400 (30%) 41.2/s eta 7s``.
     ``advance`` may be called from several threads and with fractions of an item. Off a TTY a
     heartbeat line (``..., 45s elapsed``) also comes every ``heartbeat`` seconds while nothing
-    advances (a slow model still on its first answers), so a log never goes silent.
+    advances (a slow model still on its first answers), so a log never goes silent; the first comes
+    :data:`FIRST_LINE_S` seconds after the start. While chat models answer, the line also counts
+    their answers and tokens/s (``, 12 LLM answers, 143 tok/s``): a unit of progress (an original
+    and its mutants) can be tens of requests.
     """
 
     def __init__(
@@ -82,6 +89,7 @@ class ProgressReporter:
         self._start = time.monotonic()
         self._samples.append((self._start, 0.0))
         self._retries0 = retry_count()
+        self._meter0 = meter.snapshot()
         if self._tty:
             self._bar = Progress(
                 TextColumn("{task.description}", markup=False),  # run names are user text
@@ -95,13 +103,14 @@ class ProgressReporter:
             self._bar.start()
             self._task = self._bar.add_task(self.label, total=self.total)
         elif self.heartbeat > 0:
-            self._said = self._start
+            # the first line within FIRST_LINE_S of the start, even while the first answers come
+            self._said = self._start - max(0.0, self.heartbeat - FIRST_LINE_S)
             self._beat = threading.Thread(target=self._beat_loop, name="fairprobe-progress", daemon=True)
             self._beat.start()
         return self
 
     def _beat_loop(self) -> None:
-        while not self._stop.wait(min(self.heartbeat, self.interval)):
+        while not self._stop.wait(min(self.heartbeat, self.interval, 0.25)):
             with self._lock:
                 now = time.monotonic()
                 if now - self._said >= self.heartbeat:
@@ -151,7 +160,19 @@ class ProgressReporter:
         retries = self.retries
         extra = f", {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
         head = f"{self.label}: " if with_label else ""
-        return f"{head}{done}/{self.total}{pct} {speed:.1f}/s{eta}{extra}"
+        return f"{head}{done}/{self.total}{pct} {speed:.1f}/s{eta}{self._llm()}{extra}"
+
+    def _llm(self) -> str:
+        """``, 12 LLM answers, 143 tok/s`` while chat models answer in this reporter's span (the
+        requests and tokens a run's unit of progress hides: an original is tens of requests)."""
+        now = meter.snapshot()
+        answers = int(now.get("requests", 0) - self._meter0.get("requests", 0))
+        if answers <= 0:
+            return ""
+        tokens = sum(now.get(k, 0) - self._meter0.get(k, 0) for k in ("prompt_tokens", "completion_tokens"))
+        span = time.monotonic() - self._start
+        rate = f", {tokens / span:.0f} tok/s" if span > 1e-9 else ""
+        return f", {answers} LLM answer{'s' if answers != 1 else ''}{rate}"
 
     def _log(self) -> None:
         self._said = time.monotonic()

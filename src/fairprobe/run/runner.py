@@ -28,7 +28,9 @@ from fairprobe.judge.evidence import fill_coverage
 from fairprobe.judge.gates import explainer, worder
 from fairprobe.judge.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold, walk_metric
 from fairprobe.judge.verdict import decide, incomplete
+from fairprobe.models import meter
 from fairprobe.models.redact import redact_secrets
+from fairprobe.models.stop import request_stop, stop_on_sigint
 from fairprobe.models.uri import check_block_uris
 from fairprobe.report.html import render_html
 from fairprobe.report.writers import write_junit, write_summary
@@ -164,21 +166,24 @@ def run_block(
         raise
     store.set_meta(stopped="it did not finish (killed, or still running)")
     started = time.monotonic()
+    meter.reset()
     try:
         try:
-            with thread_limit(getattr(spec.block, "threads", "auto")) as ctx.threads:
+            with stop_on_sigint(), thread_limit(getattr(spec.block, "threads", "auto")) as ctx.threads:
                 technique.execute(spec.block, ctx)
         except UnicodeDecodeError as exc:  # a reader that did not say which file: still exit 2
             raise DataError(
                 f"an input file of block {spec.name!r} is not UTF-8 text ({exc.reason}); re-save "
                 "its data/dictionary/case/tests files as UTF-8"
             ) from exc
-        except (KeyboardInterrupt, SystemExit) as exc:
+        except (KeyboardInterrupt, SystemExit, RunInterrupted) as exc:
             # Code run for a model (any backend) that exits or raises KeyboardInterrupt itself is an
             # error of that model; only the user's Ctrl-C interrupts the run (fairprobe.interrupts).
-            why = model_stop(exc, f"code run by block {spec.name!r} (its model)")
-            if why is not None:
-                raise ModelCodeError(why) from None
+            if not isinstance(exc, RunInterrupted):
+                why = model_stop(exc, f"code run by block {spec.name!r} (its model)")
+                if why is not None:
+                    raise ModelCodeError(why) from None
+            request_stop()  # in-process models stop at their next token
             raise RunInterrupted(
                 f"the findings so far are kept in {run_dir}; run the same command again to resume"
             ) from None
@@ -189,6 +194,7 @@ def run_block(
             if isinstance(exc, RunInterrupted)
             else f"it stopped at an error: {exc}"
         )
+        _record_throughput(store, started)
         # A model whose code fails (or exits) at its first call still gets its reports: a CI job reads
         # junit.xml and summary.json, and must see "incomplete", never no report at all.
         kept = _partial_reports(run_dir, store, why, always=isinstance(exc, ModelCodeError))
@@ -198,6 +204,7 @@ def run_block(
     except Exception as exc:
         # A bug: the traceback goes to the run folder, one line to the screen (exit 3).
         log = write_error_log(run_dir, store)
+        _record_throughput(store, started)
         _partial_reports(run_dir, store, f"internal error ({type(exc).__name__})")
         raise InternalError(
             f"internal error ({type(exc).__name__}: {exc}); traceback saved to {log}; "
@@ -206,6 +213,7 @@ def run_block(
     finally:
         if cache is not None:
             cache.close()
+    _record_throughput(store, started)
     store.set_meta(finished=now(), elapsed_s=f"{time.monotonic() - started:.3f}", stopped="")
     ctx.log(f"executed in {time.monotonic() - started:.1f}s; writing reports")
     try:
@@ -213,6 +221,14 @@ def run_block(
     finally:
         store.close()  # also releases the run folder's lock
     return Run(run_dir, summary)
+
+
+def _record_throughput(store: Store, started: float) -> None:
+    """This invocation's chat-model token counts and speeds (cached answers not counted), for
+    ``summary.json``'s ``llm_throughput``; nothing when no chat model answered."""
+    throughput = meter.summary(time.monotonic() - started)
+    if throughput is not None:
+        store.set_meta(llm_throughput=json.dumps(throughput))
 
 
 def _partial_reports(run_dir: Path, store: Store, why: str, *, always: bool = False) -> bool:
@@ -336,6 +352,7 @@ def render_reports(
             "headline": analysis.headline,
             "top_findings": analysis.top_findings,
             "spec": resolved["block"],
+            **({"llm_throughput": json.loads(t)} if (t := store.get_meta("llm_throughput")) else {}),
             **(store.get_state("info", {}) or {}),
             **analysis.info,
         }
