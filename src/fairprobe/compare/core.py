@@ -82,6 +82,7 @@ def load_run(folder: Path) -> LoadedRun:
         technique = get_technique(name)
         spec = json.loads(store.get_meta("spec_json") or "{}")
         inputs = json.loads(store.get_meta("inputs") or "{}")
+        verdict_settings = json.loads(store.get_meta("verdict_settings") or "{}")
         complete = store.get_meta("finished") is not None and not store.get_meta("stopped")
         table = None
         if technique.finding_schema is not None:
@@ -91,7 +92,7 @@ def load_run(folder: Path) -> LoadedRun:
             table = table if columns else None
         else:
             findings = list(store.iter_findings())
-    block = technique.block.model_validate(spec.get("block", {}))
+    block = technique.block.model_validate({**spec.get("block", {}), **verdict_settings})
     return LoadedRun(folder, name, spec, inputs, technique.model_uri(block), complete, findings, table)
 
 
