@@ -123,12 +123,26 @@ def test_reason_in_words_names_counts_interval_gate_and_worst_pair():
             "metafair",
             {
                 **invalid_fields(0, 50),
-                "by_mr": {"MR1": {"bias_rate": 0.4, "bias_rate_ci": [0.2, 0.6], "n": 50}},
+                "by_mr": {
+                    "MR1": {
+                        "bias_rate": 0.4,
+                        "bias_rate_ci": [0.2, 0.6],
+                        "bias_rate_adj_ci": [0.15, 0.7],
+                        "n": 50,
+                    }
+                },
                 "by_dimension": {},
             },
             {
                 **invalid_fields(0, 50),
-                "by_mr": {"MR1": {"bias_rate": 0.04, "bias_rate_ci": [0.0, 0.1], "n": 50}},
+                "by_mr": {
+                    "MR1": {
+                        "bias_rate": 0.04,
+                        "bias_rate_ci": [0.0, 0.1],
+                        "bias_rate_adj_ci": [0.0, 0.15],
+                        "n": 50,
+                    }
+                },
                 "by_dimension": {},
             },
         ),
@@ -299,9 +313,14 @@ def test_the_demo_cut_to_20_reviews_is_inconclusive_not_a_pass(cli, tmp_path):
     assert summary["headline"].startswith("the model changed its answer for ")
     statuses = {row["attribute"]: row["status"] for row in summary["evidence"]}
     assert set(statuses) == {"body", "race", "gender"} and "fails" not in statuses.values()
-    assert any(
-        r.startswith("not enough evidence that race is within the 5% gate") for r in summary["reasons"]
+    not_shown = [a for a, status in statuses.items() if status == "not shown"]
+    assert not_shown and all(
+        any(r.startswith(f"not enough evidence that {a} is within the 5% gate") for r in summary["reasons"])
+        for a in not_shown
     )
+    # an attribute none of the 20 texts can be mutated on is named, never silently passed over
+    for a in (a for a, status in statuses.items() if status == "untested"):
+        assert f"not tested: {a}:" in r.stdout + r.stderr
 
 
 def test_a_wildcard_fail_on_is_checked_up_to_its_star_before_the_run():

@@ -66,9 +66,12 @@ def test_generate_in_paper_mode_keeps_only_mechanically_valid_pairs(cli, tmp_pat
         "--out",
         "prompts.jsonl",
     )
-    assert r.returncode == 0, r.stderr
     side = json.loads((tmp_path / "prompts.stopping.json").read_text())
     stats = side["triples"][0]
+    # no valid pair at all is an error (issue 40: exit 2, one line), with the stopping points kept
+    assert r.returncode == (0 if stats["pairs"] else 2), r.stderr
+    if not stats["pairs"]:
+        assert "made no valid pair" in r.stderr and "Traceback" not in r.stderr
     assert stats["calls"] == 1 and stats["triple_id"] == "money"
     pairs = [json.loads(x) for x in (tmp_path / "prompts.jsonl").read_text().splitlines()]
     assert len(pairs) == stats["pairs"]
