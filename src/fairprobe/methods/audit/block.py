@@ -155,3 +155,11 @@ class AuditBlock(BlockBase):
         if (self.model is None) == (self.scores is None):
             raise ValueError("give exactly one of model (a black-box URI) or scores (a CSV of cached scores)")
         return self
+
+
+def block_default(name: str) -> Any:
+    """The default of ``AuditBlock.<name>``: the engine's settings (:class:`.engine.AuditConfig`,
+    :class:`.selection.SelectorConfig`, :class:`.cerm.CermConfig`) take their defaults from here, so
+    a Python caller of the engine gets the behaviour of the command line (one default per option)."""
+    value = AuditBlock.model_fields[name].get_default(call_default_factory=True)
+    return tuple(value) if isinstance(value, list) else value

@@ -55,38 +55,40 @@ from typing import Any
 
 import numpy as np
 
+from fairprobe.methods.audit.block import block_default
 from fairprobe.methods.audit.metrics import SmoothGap, gap
 from fairprobe.methods.audit.surrogate import build_surrogate
 
 
 @dataclass(frozen=True)
 class CermConfig:
-    """C-ERM settings (Table 7: λ = 0.01, optimiser batch 512; steps replace epochs on small sets)."""
+    """C-ERM settings (Table 7: λ = 0.01, optimiser batch 512; steps replace epochs on small sets).
+    The defaults that the spec block sets are the block's (:func:`.block.block_default`)."""
 
-    lam: float = 0.01
-    steps: int = 60
+    lam: float = block_default("lam")
+    steps: int = block_default("cerm_steps")
     lr: float = 0.01
-    dual_lr: float = 0.5
+    dual_lr: float = block_default("dual_lr")
     batch: int = 512
     tau: float = 0.05
     tau_rate: float = 0.15
-    hidden: int = 256
-    surrogate: str = "mlp"
-    base: str = "ridge"
+    hidden: int = block_default("hidden")
+    surrogate: str = block_default("surrogate")
+    base: str = block_default("base")
     ridge_l2: float = 0.01
-    group_weight: float = 0.0
+    group_weight: float = block_default("group_weight")
     """Weight ``w`` of the per-group part of the ridge kernel ``(cos + 1)·(1 + g·g' + w·[g = g'])``.
     0 (the first design): a shared score function plus a group-1 correction, which ridge shrinks
     towards the shared part, so with few queries group 1 is ranked like group 0 and the gap is
     underestimated (case A, 200 random queries: bias −0.026). A large ``w`` fits each group mostly on
     its own answers; see :func:`ridge_base`."""
-    refits: int = 0
-    refit_group_weights: tuple[float, ...] = ()
+    refits: int = block_default("refits")
+    refit_group_weights: tuple[float, ...] = block_default("refit_group_weights")
     """Kernel group weights the refits cycle through (empty: ``group_weight`` only). Refits under
     different weights add members that differ in how much the groups share, not only in the data."""
     neighbours: int = 8
     knn_temperature: float = 0.05
-    threshold: float = 0.5
+    threshold: float = block_default("threshold")
     constraints: str = "sum"
     """``sum`` (the paper): the Lagrangian adds λ_i·g_i for every sampled constraint, so its pull
     grows with the number of queries; ``mean``: each g_i is divided by the number sampled, so the

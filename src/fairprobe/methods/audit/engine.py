@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from fairprobe.methods.audit import selection as sel
+from fairprobe.methods.audit.block import block_default
 from fairprobe.methods.audit.cerm import CermConfig, CermSolver
 from fairprobe.methods.audit.metrics import gap
 from fairprobe.methods.audit.pool import Pool
@@ -38,12 +39,15 @@ from fairprobe.methods.audit.pool import Pool
 
 @dataclass(frozen=True)
 class AuditConfig:
-    strategy: str = "bafa"
-    metric: str = "auc"
-    budget: int = 1000
-    epsilon: float = 0.02
-    delta: float = 0.05
-    per_stratum: int = 1
+    """The engine's settings; every default is the spec block's (:func:`.block.block_default`), and
+    :func:`.pipeline.audit_config` builds one from a block."""
+
+    strategy: str = block_default("strategy")
+    metric: str = block_default("metric")
+    budget: int = block_default("budget")
+    epsilon: float = block_default("epsilon")
+    delta: float = block_default("delta")
+    per_stratum: int = block_default("per_stratum")
     selector: sel.SelectorConfig = field(default_factory=sel.SelectorConfig)
     cerm: CermConfig = field(default_factory=CermConfig)
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fairprobe.methods.audit.block import block_default
+
 STRATEGIES = ("bafa", "bafa-bo", "cerm-only", "stratified", "random", "power", "bo")
 ACTIVE = ("bafa", "bafa-bo")
 CERM = ("bafa", "bafa-bo", "cerm-only")
@@ -40,11 +42,12 @@ ORACLE = ("power",)
 
 @dataclass(frozen=True)
 class SelectorConfig:
-    """Selector settings (Table 7: k = 16, M = 1000, α = 2.0, β = 1.0, γ = 0.2)."""
+    """Selector settings (Table 7: k = 16, M = 1000, α = 2.0, β = 1.0, γ = 0.2; ``preset: paper``).
+    The defaults that the spec block sets are the block's (:func:`.block.block_default`)."""
 
-    k: int = 16
-    candidates: int = 1000
-    alpha: float = 2.0
+    k: int = block_default("k")
+    candidates: int = block_default("candidates")
+    alpha: float = block_default("match_weight")
     """Strength of the (g, y) distribution-matching weights (A.2.4 (1); spec ``match_weight``).
 
     They guard the *empirical* estimator of A.2.1 against strata drift. BAFA's estimate is the C-ERM
@@ -60,7 +63,7 @@ class SelectorConfig:
     gamma: float = 0.2
     bo_lambda_max: float = 0.5
     bo_features: int = 16
-    power_gamma: float = 2.0
+    power_gamma: float = block_default("power_gamma")
     """Exponent γ of power sampling ``(p(1−p))^γ`` (A.3.1; the authors' code used 2)."""
 
 
