@@ -325,6 +325,23 @@ def main() -> None:
         _stop("error", f"an input file is not UTF-8 text ({exc}); save it as UTF-8 and run again", 2)
     except Exception as exc:  # noqa: BLE001 - a bug: one line on screen, the traceback in a file
         _internal_error(exc)
+    finally:
+        _ignore_late_ctrl_c()
+
+
+def _ignore_late_ctrl_c() -> None:
+    """The command is done (its files written, its exit code chosen): a Ctrl-C from here on is
+    ignored. Python puts SIGINT back to the system default while the interpreter shuts down, and a
+    Ctrl-C in that window killed the process by the signal, with no line and no exit code."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        try:
+            if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+        except ValueError:  # pragma: no cover - not the main interpreter
+            pass
 
 
 def _internal_error(exc: BaseException) -> None:
