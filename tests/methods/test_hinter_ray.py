@@ -178,6 +178,7 @@ def test_two_node_cluster_gives_the_local_findings_row_for_row(cluster, referenc
     assert any(f["biased"] for f in findings) and any(f["kind"] == "intersectional" for f in findings)
 
 
+@pytest.mark.slow  # ~14 s; back in test-all: two clean-clone runs of the default suite took 581 s and 607 s
 def test_a_py_model_in_the_driver_working_directory_imports_on_every_node(cluster, tmp_path):
     (tmp_path / "unfair_model.py").write_text(UNFAIR_MODEL)
     env = _env(tmp_path)
@@ -289,6 +290,7 @@ def test_an_address_where_no_head_listens_is_one_clear_line(tmp_path):
 
 
 @pytest.mark.server
+@pytest.mark.slow  # ~10 s plus a llama.cpp server on that worker; back in test-all for the 600 s budget
 def test_an_llm_under_test_is_asked_from_the_worker_nodes(cluster, llama_server, tmp_path):
     """A chat URI goes to the workers as a model factory (Table 7 prompt, few-shot, temperature 0).
 
