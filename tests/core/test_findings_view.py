@@ -265,3 +265,29 @@ def test_the_report_opens_pages_to_the_last_finding_and_filters_in_a_browser(big
         b.eval(f"{rows}[0].querySelector('.fv-more').click()")
         full = b.eval("document.querySelector('#fv-body tr.fv-full td:nth-child(3) .fv-text').textContent")
         assert full == re.sub(r"<br />", "", with_pair[0]["text"])
+
+
+def test_a_users_file_inside_the_pages_folder_survives_a_re_render_and_overwrite(big_run, tmp_path):
+    # issue 40: a re-render (fairprobe report) or --overwrite removes fairprobe's own pages, never a
+    # file of the user's that sits among them
+    import subprocess
+
+    from fairprobe.run.folder import remove_written
+    from fairprobe.run.store import Store
+
+    run, _ = big_run
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)
+    (copy / VIEW_DIR / "mine.txt").write_text("mine")
+    exe = Path(sys.executable).parent / "fairprobe"
+    r = subprocess.run([str(exe), "report", str(copy)], capture_output=True, text=True, timeout=300)
+    assert r.returncode in (0, 1), r.stderr
+    assert (copy / VIEW_DIR / "mine.txt").read_text() == "mine"
+    assert sorted((copy / VIEW_DIR).glob("chunk-*.js"))  # the pages were written again beside it
+    store = Store(copy / "run.db")
+    try:
+        remove_written(copy, store)
+    finally:
+        store.close()
+    assert (copy / VIEW_DIR / "mine.txt").read_text() == "mine"
+    assert not list((copy / VIEW_DIR).glob("chunk-*.js"))  # fairprobe's own pages are gone
