@@ -35,8 +35,9 @@ $(STAMP): $(BIN)/python pyproject.toml Makefile
 
 install: $(STAMP)
 
+# The demo's verdict is what it shows: exit 1 (fail / inconclusive) is not a make error; 2 and 3 are.
 demo: $(STAMP)
-	$(BIN)/fairprobe demo
+	$(BIN)/fairprobe demo || [ $$? -eq 1 ]
 
 # The default suite, in parallel on $(JOBS) workers (docs/testing.md: how long, what it needs, subsets).
 test: $(STAMP)
