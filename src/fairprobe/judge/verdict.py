@@ -177,8 +177,9 @@ def decide(
     what evidence is missing (``worded(path)`` words the measurement), unless ``accept_untested``
     accepts a pass on the shown attributes only (the notes then say so).
     ``untested`` are the attributes the run was asked to test and could not (attribute -> why: "the
-    dictionary has no religion words", the run's coverage): nothing was shown about them, so they keep
-    a run where nothing fails from a plain pass in the same way, and ``accept_untested`` accepts it.
+    dictionary has no religion words", the run's coverage): nothing was shown about them, so under the
+    pass conditions they keep a run where nothing fails from a plain pass in the same way, and
+    ``accept_untested`` accepts it (the user's own thresholds alone judge as before).
     With no fail condition at all the verdict is :data:`MEASURED`, never "pass".
     """
     results: dict[str, dict[str, Any]] = {}
@@ -227,9 +228,9 @@ def decide(
     if failed:
         return Verdict(FAIL, results, [r for r, _ in failed], [a for _, a in failed], evidence=rows)
     missing = [r["reason"] for r in rows if r["status"] == NOT_SHOWN]
-    never = (
-        [f"{a} was requested but not tested: {why}" for a, why in (untested or {}).items()] if gated else []
-    )
+    # the requested attributes the run did not test: no plain pass where pass means shown within
+    asked = (untested or {}) if evidence else {}
+    never = [f"{a} was requested but not tested: {why}" for a, why in asked.items()]
     if (missing or never) and not accept_untested:
         fix = "test more texts" if missing else ""
         if never:
@@ -257,7 +258,7 @@ def decide(
             f"closest call: {r['note']}" for r in results.values() if r.get("note") and r["source"] in _NOTED
         )
     )
-    notes = [*pass_note(rows, accept_untested, untested), *notes]
+    notes = [*pass_note(rows, accept_untested, asked), *notes]
     return Verdict(PASS, results, notes=notes, evidence=rows)
 
 
