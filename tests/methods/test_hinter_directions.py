@@ -48,6 +48,10 @@ def labels_only(texts):
     return [p.labels for p in scored(texts)]
 
 
+def blind(texts):
+    return ["DENY" if "missed" in t else "APPROVE" for t in texts]
+
+
 def she_denier(texts):
     return ["DENY" if {"she", "her"} & set(re.findall(r"[a-z]+", t.lower())) else "APPROVE" for t in texts]
 """
@@ -211,19 +215,19 @@ def test_a_user_dictionary_without_a_requested_attribute_runs_the_others_and_nam
     assert s["coverage"]["untested"] == {"religion": "the dictionary has no religion words"}
     assert "not tested: religion: the dictionary has no religion words" in r.stdout
     assert s["coverage"]["tested"]["gender"]["texts"] == 16
-    r = cli(*base, "--model", "py:scoredmodels:labels_only", "--out", "b", "--attributes", "religion,gender")
+    r = cli(*base, "--model", "py:scoredmodels:blind", "--out", "b", "--attributes", "religion,gender")
     s = _summary(loans / "b")
     assert s["verdict"] == "inconclusive" and r.returncode == 1  # gender over 16 texts, religion untested
     assert "religion was requested but not tested: the dictionary has no religion words" in s["reasons"]
     r = cli(
-        "--accept-untested", *base, "--model", "py:scoredmodels:labels_only", "--attributes",
+        "--accept-untested", *base, "--model", "py:scoredmodels:blind", "--attributes",
         "religion,gender", "--out", "b",
     )  # fmt: skip
     s = _summary(loans / "b")
     assert s["verdict"] == "pass" and r.returncode == 0, s["reasons"]
     assert any(n.startswith("pass accepted without testing religion (accept_untested)") for n in s["notes"])
     # none of the requested attributes has words: nothing to run, one line, exit 2, no run folder
-    r = cli(*base, "--model", "py:scoredmodels:labels_only", "--attributes", "religion,age", "--out", "c")
+    r = cli(*base, "--model", "py:scoredmodels:blind", "--attributes", "religion,age", "--out", "c")
     assert r.returncode == 2, r.stdout + r.stderr
     (line,) = [x for x in r.stderr.splitlines() if x.strip()]
     assert "gender.yaml has no words for the attribute(s) asked for (religion, age)" in line
@@ -243,9 +247,16 @@ def test_a_scoring_classifier_gets_the_mean_score_shift_per_word_pair_and_group(
     assert values["he→she_texts"] == pairs["rates"]["he→she_texts"] >= 8
     lo, hi = values["he→she_ci"]
     assert lo < values["he→she"] < hi < 0
-    assert values["she→he"] > 0.3
+    # the summary's means are the findings' own shifts, averaged over the mutants of each slice
+    findings = [json.loads(x) for x in (loans / "s/findings.jsonl").read_text(encoding="utf-8").splitlines()]
+    for pair in ("he→she", "she→he"):
+        key = "gender:" + pair.replace("→", ">")
+        shifts = [f["score_shift"] for f in findings if f["key"] == key and f["valid"]]
+        assert len(shifts) == values[f"{pair}_n"] and values[pair] == pytest.approx(np.mean(shifts), abs=1e-6)
+    # "she"→"he" raises the APPROVE score: an approved original gains, a denied one loses its DENY score
+    assert all(abs(x) <= 0.5 for x in shifts) and values["she→he_texts"] == pairs["rates"]["she→he_texts"]
     groups = s["metrics"]["slices"]["group"]["score_shift"]["values"]
-    assert -0.5 <= groups["she"] <= -0.3 and groups["he"] > 0.3
+    assert -0.5 <= groups["she"] <= -0.3 and groups["she_texts"] >= 8
     assert pairs["score_shift"]["gated"] is False
     assert not any("score_shift" in t for t in s["thresholds"])  # informative only
     html = (loans / "s/report.html").read_text(encoding="utf-8")

@@ -70,7 +70,8 @@ def check_attributes(
         unknown = [a for a in attributes if a not in dictionary.attributes]
         if unknown:
             raise DataError(
-                f"unknown attribute(s) {', '.join(unknown)}; the dictionary has: {', '.join(dictionary.attributes)}"
+                f"unknown attribute(s) {', '.join(unknown)}; "
+                f"the dictionary has: {', '.join(dictionary.attributes)}"
             )
         return list(attributes)
     present = [a for a in attributes if a in dictionary.attributes and dictionary.pairs(a)]

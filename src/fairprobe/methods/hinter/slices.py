@@ -18,9 +18,9 @@ on a text that has both words): it flips under anything, so its flips are no evi
 group. Each slice counts the changes that came from fragile texts (``_fragile``).
 
 **Both directions** (``slices.word_pair.both_directions``): for every word pair whose reverse was also
-tested, on the texts that allow both (a judged ``a→b`` and a judged ``b→a`` mutant of the same text),
-how many changed under ``a→b`` only, under ``b→a`` only, and under both. A change under both
-directions is the swap itself moving the model, not one group.
+tested on one of its texts, on the texts that allow both (a judged ``a→b`` and a judged ``b→a``
+mutant of the same text), how many changed under ``a→b`` only, under ``b→a`` only, and under both.
+A change under both directions is the swap itself moving the model, not one group.
 
 **Score shift** (``slices.<family>.score_shift``), for a classifier that gives scores: per slice, the
 mean over its judged mutants of the score of the original's label in the mutant minus in the
@@ -144,20 +144,19 @@ def _per_text(
     width = int(originals.max(initial=0)) + 1
     ids = pair[keep] * width + originals[keep]
     uniq, inverse = np.unique(ids, return_inverse=True)
-    changed = np.zeros(len(uniq), dtype=bool)
-    np.logical_or.at(changed, inverse.ravel(), flips[keep])
+    changed = np.bincount(inverse.ravel(), weights=flips[keep].astype(float), minlength=len(uniq)) > 0
     code, text = uniq // width, uniq % width
     rev = reverse[code] if len(code) else np.zeros(0, dtype=np.int64)
     wanted = rev * width + text
     at = np.minimum(np.searchsorted(uniq, wanted), max(len(uniq) - 1, 0))
     tested = (rev >= 0) & (uniq[at] == wanted) if len(uniq) else np.zeros(0, dtype=bool)
-    return {"code": code, "text": text, "changed": changed, "reverse_tested": tested,
-            "reverse_changed": tested & changed[at] if len(uniq) else tested}  # fmt: skip
+    back = tested & changed[at] if len(uniq) else tested
+    return {"code": code, "text": text, "changed": changed, "reverse_tested": tested, "reverse_changed": back}
 
 
 def _both_directions(labels: dict[str, int], reverse: np.ndarray, per_text: dict[str, Any]) -> dict[str, Any]:
-    """Per word pair whose reverse was tested too: on the texts that allow both directions, how many
-    changed under this direction only, the reverse only, or both."""
+    """Per word pair whose reverse was tested on the same texts: on the texts that allow both
+    directions, how many changed under this direction only, the reverse only, or both."""
     both = per_text["reverse_tested"]
     code, fwd, back = per_text["code"][both], per_text["changed"][both], per_text["reverse_changed"][both]
     k = len(labels)
@@ -170,7 +169,7 @@ def _both_directions(labels: dict[str, int], reverse: np.ndarray, per_text: dict
     name = {c: label for label, c in labels.items()}
     out: dict[str, Any] = {}
     for label, c in labels.items():
-        if reverse[c] >= 0:
+        if reverse[c] >= 0 and counts["texts"][c]:
             out[label.replace(".", "")] = {
                 "reverse": name[int(reverse[c])].replace(".", ""),
                 **{key: int(v[c]) for key, v in counts.items()},
