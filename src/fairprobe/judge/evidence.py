@@ -224,12 +224,16 @@ def _not_shown(row: dict[str, Any], said: str) -> str:
     return f"not enough evidence that {row['attribute']} is within the {g} gate: {what}, but {reach}{more}"
 
 
-def pass_note(rows: list[dict[str, Any]], accepted: bool) -> list[str]:
+def pass_note(
+    rows: list[dict[str, Any]], accepted: bool, requested: dict[str, str] | None = None
+) -> list[str]:
     """The lines a pass carries about its evidence: which attributes were shown within, and (with
-    ``accept_untested``) which were accepted without being shown, or not tested at all."""
+    ``accept_untested``) which were accepted without being shown, or not tested at all (with why,
+    for the ``requested`` attributes the run's coverage names: attribute -> why)."""
+    requested = requested or {}
     shown = [r["attribute"] for r in rows if r["status"] == SHOWN]
     not_shown = [r for r in rows if r["status"] == NOT_SHOWN]
-    untested = [r["attribute"] for r in rows if r["status"] == UNTESTED]
+    untested = [r["attribute"] for r in rows if r["status"] == UNTESTED and r["attribute"] not in requested]
     lines = []
     if shown:
         within = [
@@ -245,6 +249,7 @@ def pass_note(rows: list[dict[str, Any]], accepted: bool) -> list[str]:
         )
     if untested:
         lines.append(f"not tested (no data): {', '.join(untested)}; see coverage")
+    lines += [f"pass accepted without testing {a} (accept_untested): {why}" for a, why in requested.items()]
     return lines
 
 

@@ -159,6 +159,7 @@ def decide(
     evidence: list[Threshold] | None = None,
     accept_untested: bool = False,
     worded: Callable[[str], str] | None = None,
+    untested: dict[str, str] | None = None,
 ) -> Verdict:
     """Judge a run from its ``metrics``.
 
@@ -175,6 +176,10 @@ def decide(
     :mod:`fairprobe.judge.evidence`); otherwise, when nothing fails, it is inconclusive, each reason saying
     what evidence is missing (``worded(path)`` words the measurement), unless ``accept_untested``
     accepts a pass on the shown attributes only (the notes then say so).
+    ``untested`` are the attributes the run was asked to test and could not (attribute -> why: "the
+    dictionary has no religion words", the run's coverage): nothing was shown about them, so under the
+    pass conditions they keep a run where nothing fails from a plain pass in the same way, and
+    ``accept_untested`` accepts it (the user's own thresholds alone judge as before).
     With no fail condition at all the verdict is :data:`MEASURED`, never "pass".
     """
     results: dict[str, dict[str, Any]] = {}
@@ -223,11 +228,18 @@ def decide(
     if failed:
         return Verdict(FAIL, results, [r for r, _ in failed], [a for _, a in failed], evidence=rows)
     missing = [r["reason"] for r in rows if r["status"] == NOT_SHOWN]
-    if missing and not accept_untested:
+    # the requested attributes the run did not test: no plain pass where pass means shown within
+    asked = (untested or {}) if evidence else {}
+    never = [f"{a} was requested but not tested: {why}" for a, why in asked.items()]
+    if (missing or never) and not accept_untested:
+        fix = "test more texts" if missing else ""
+        if never:
+            fix += (", or " if fix else "") + "ask only for attributes your dictionary and texts cover"
         reasons = [
             *missing,
-            "nothing failed, but a pass needs every gated attribute shown within its gate; test more "
-            "texts, or accept a pass on the shown attributes only with accept_untested: true "
+            *never,
+            "nothing failed, but a pass needs every requested attribute shown within its gate; "
+            f"{fix}, or accept a pass on the shown attributes only with accept_untested: true "
             "(--accept-untested)",
         ]
         return Verdict(INCONCLUSIVE, results, reasons, [""] * len(reasons), evidence=rows)
@@ -246,7 +258,8 @@ def decide(
             f"closest call: {r['note']}" for r in results.values() if r.get("note") and r["source"] in _NOTED
         )
     )
-    return Verdict(PASS, results, notes=[*pass_note(rows, accept_untested), *notes], evidence=rows)
+    notes = [*pass_note(rows, accept_untested, asked), *notes]
+    return Verdict(PASS, results, notes=notes, evidence=rows)
 
 
 def incomplete(verdict: Verdict, why: str, findings: int) -> Verdict:

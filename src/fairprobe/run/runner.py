@@ -308,6 +308,7 @@ def render_reports(
         if evidence is None:  # a run folder from before pass conditions: as a new run would be
             evidence = list(technique.evidence_gates) if gates else []
         implied = [] if rules.get("no_gate") else analysis.implied_thresholds
+        coverage = fill_coverage(analysis.coverage, store.get_state("info", {}) or {})
         verdict = decide(
             analysis.metrics,
             thresholds,
@@ -320,6 +321,7 @@ def render_reports(
             evidence=[Threshold.parse(t) for t in evidence],
             accept_untested=bool(rules.get("accept_untested", False)),
             worded=worder(analysis.metrics, analysis.explanations),
+            untested=coverage.get("untested"),
         )
         finished = store.get_meta("finished")
         stopped = store.get_meta("stopped")
@@ -348,7 +350,7 @@ def render_reports(
             "passed": verdict.passed,
             "evidence": verdict.evidence,
             "accept_untested": bool(rules.get("accept_untested", False)),
-            "coverage": fill_coverage(analysis.coverage, store.get_state("info", {}) or {}),
+            "coverage": coverage,
             "headline": analysis.headline,
             "top_findings": analysis.top_findings,
             "spec": resolved["block"],

@@ -77,6 +77,7 @@ _COLUMNS = [
     "population",
     "original_output",
     "mutant_output",
+    "score_shift",
 ]
 _FLUENCY = ["original_id", "valid", "fluency", "original_fluency"]
 
@@ -293,7 +294,7 @@ def analyse(block: HInterBlock, findings: FindingsTable | list[dict[str, Any]], 
         metrics=metrics,
         sections=[
             *ranking.tables(metrics, subs),
-            slices.table(metrics["slices"]),
+            *slices.tables(metrics["slices"]),
             *sections(block, metrics, findings, combos, per_combo),
         ],
         explanations={**ranking.explanations(metrics, subs), **slices.explanations(metrics["slices"])},

@@ -4,7 +4,9 @@ Every HInter finding is one row of ``<run>/findings/shard-NNNNNN.parquet`` (see
 :mod:`fairprobe.run.shards`); these are the columns typed for metrics and queries. Absent optional
 fields (``false_positive`` without ``score_discarded``, ``fluency`` without a scorer, ``population``
 without ``max_mutants_per_text``) are null. ``invalid``: either side's answer was INVALID (issue 16);
-``population``: the original's mutants of this kind before sampling.
+``population``: the original's mutants of this kind before sampling; ``score_shift``: for a
+classifier that gives scores, the score of the original's label in the mutant minus in the original
+(null without scores or with an INVALID side; :func:`fairprobe.methods.hinter.pipeline.score_shift`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ FINDING_SCHEMA = pa.schema(
         ("false_positive", pa.bool_()),
         ("fluency", pa.float64()),
         ("original_fluency", pa.float64()),
+        ("score_shift", pa.float64()),
     ]
 )
 

@@ -56,12 +56,33 @@ from fairprobe.text.mutate import Mutant
 __all__ = ["attribute_combinations", "check_attributes", "execute", "generate", "judge_chunk"]
 
 
-def check_attributes(dictionary: BiasDictionary, attributes: list[str]) -> None:
-    unknown = [a for a in attributes if a not in dictionary.attributes]
-    if unknown:
+def check_attributes(
+    dictionary: BiasDictionary, attributes: list[str], source: str | None = None
+) -> list[str]:
+    """The requested ``attributes`` the run can mutate: those with words in the dictionary.
+
+    The packaged dictionary (``source`` None) has every group fairprobe knows, so a name it lacks is a
+    typo: a one-line error. A user's dictionary may cover only some of the groups asked for (the
+    default asks for eight): the run goes on with those it has words for, and the others are named in
+    the run's coverage ("religion: the dictionary has no religion words") and keep the verdict from
+    a plain pass (issue 39). When it has words for none of them, there is nothing to run: one line."""
+    if source is None:
+        unknown = [a for a in attributes if a not in dictionary.attributes]
+        if unknown:
+            raise DataError(
+                f"unknown attribute(s) {', '.join(unknown)}; "
+                f"the dictionary has: {', '.join(dictionary.attributes)}"
+            )
+        return list(attributes)
+    present = [a for a in attributes if a in dictionary.attributes and dictionary.pairs(a)]
+    if not present:
+        has = [a for a in dictionary.attributes if dictionary.pairs(a)]
         raise DataError(
-            f"unknown attribute(s) {', '.join(unknown)}; the dictionary has: {', '.join(dictionary.attributes)}"
+            f"the dictionary {source} has no words for the attribute(s) asked for ({', '.join(attributes)}); "
+            f"it has words for: {', '.join(has) or 'none'}; ask for those (--attributes, or attributes: "
+            "in the spec)"
         )
+    return present
 
 
 def _labels(pred: Prediction | None) -> list[str] | None:
@@ -162,6 +183,9 @@ class _Judged:
             "parents": [p.key for p in parents],
             "key": m.key,
         }
+        shift = score_shift(original, out) if valid and not invalid else None
+        if shift is not None:
+            f["score_shift"] = shift
         if hidden:  # Table 1-style examples need the original next to the mutant and its parents
             f["original_text"] = record.text
         if not valid and self.score_discarded:
@@ -175,11 +199,25 @@ class _Judged:
         return f
 
 
+def score_shift(original: Prediction, mutant: Prediction | None) -> float | None:
+    """How far the mutant moved the model's confidence in its original answer (issue 39): the score of
+    the original's label in the mutant minus its score in the original (the mean over the labels of a
+    multi-label answer); ``None`` when either side lacks a score for one of those labels (a chat
+    model, a ``py:`` classifier that returns labels only) or the original has no label."""
+    if mutant is None or not original.labels:
+        return None
+    try:
+        shifts = [mutant.scores[label] - original.scores[label] for label in original.labels]
+    except KeyError:
+        return None
+    return float(sum(shifts) / len(shifts))
+
+
 def validate(block: HInterBlock) -> None:
     """The run's inputs, checked before its folder is touched: the data loads and holds texts, the
     dictionary loads and has every attribute asked for."""
     load_dataset(block.data, text_col=block.text_col, label_col=block.label_col, limit=block.limit, seed=0)
-    check_attributes(load_dictionary(block.dictionary), block.attributes)
+    check_attributes(load_dictionary(block.dictionary), block.attributes, block.dictionary)
     if block.prompt_template is not None:
         load_prompt_template(block.prompt_template)  # a broken template: one line before the run starts
 
@@ -191,7 +229,11 @@ def _processes(block: HInterBlock) -> int:
 
 def execute(block: HInterBlock, ctx: RunContext) -> None:
     dictionary = load_dictionary(block.dictionary)
-    check_attributes(dictionary, block.attributes)
+    present = check_attributes(dictionary, block.attributes, block.dictionary)
+    requested = block.attributes
+    if present != requested:  # the others are named in the coverage (analysis.coverage)
+        ctx.log(f"not in the dictionary, not tested: {', '.join(a for a in requested if a not in present)}")
+        block = block.model_copy(update={"attributes": present})
     processes = _processes(block)
     warmup = ParserWarmup(dictionary, block, processes)  # loads while the data and the model load
     dataset: Dataset = load_dataset(
