@@ -318,7 +318,7 @@ def needed(row: dict[str, Any], interval: str = "wilson") -> tuple[int | None, s
 
 
 def _fmt(row: dict[str, Any], value: float | None) -> str:
-    return percent(value) if row["share"] else number(value)
+    return percent(value) if row["share"] else number(value).replace("-", "−")
 
 
 def ci_words(row: dict[str, Any]) -> str:
@@ -397,7 +397,11 @@ def pass_note(rows: list[dict[str, Any]], accepted: bool) -> list[str]:
     untested = [r["attribute"] for r in rows if r["status"] == UNTESTED]
     lines = []
     if shown:
-        within = [f"{r['attribute']} (95% CI {ci_words(r)})" for r in rows if r["status"] == SHOWN]
+        within = [
+            f"{r['attribute']} ({'95% CI' if r.get('share') else 'interval'} {ci_words(r)})"
+            for r in rows
+            if r["status"] == SHOWN
+        ]
         lines.append(f"shown within the gate: {', '.join(within)}")
     if accepted and not_shown:
         lines.append(

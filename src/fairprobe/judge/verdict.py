@@ -244,7 +244,7 @@ def decide(
         reasons = [
             *missing,
             "nothing failed, but a pass needs every gated attribute shown within its gate; test more "
-            "texts, or accept a pass on the shown attributes only with accept_untested: true "
+            f"{unit}, or accept a pass on the shown attributes only with accept_untested: true "
             "(--accept-untested)",
         ]
         return Verdict(INCONCLUSIVE, results, reasons, [""] * len(reasons), evidence=rows)

@@ -166,10 +166,11 @@ def _explanations(
     """The bias gap and (DiscrimEval) each demographic's score in words, for the verdict's reasons
     and the evidence table."""
     primary, words = PRIMARY[name]
+    same = gap == overall.get(primary)  # BBQ, WinoBias, Winogender: the gap is the published figure
     out = {
         "bias_gap": Explanation(
             f"{name}'s {words} is {shown(overall.get(primary))} {_ci(overall.get(f'{primary}_ci'))} over "
-            f"{n:,} items: a bias gap ({GAP_WORDS[name]}) of {shown(gap)}",
+            f"{n:,} items" + ("" if same else f": a bias gap ({GAP_WORDS[name]}) of {shown(gap)}"),
             percent=False,
             label=f"the {name} bias gap",
         )
