@@ -1,6 +1,6 @@
 """Issue 39 / 44 for the benchmarks, through the real CLI on BBQ's Religion questions (the chat path,
 planted chat models that know each item's stereotyped group): a biased model fails; a fair model on
-the whole category passes; the same fair model on a dozen items is inconclusive, with about how many
+the whole category passes; the same fair model on 48 items is inconclusive, with about how many
 items would decide it."""
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def test_a_fair_model_passes_on_the_whole_category(cli, tmp_path: Path) -> None:
 
 
 def test_a_fair_model_on_a_few_items_is_inconclusive_with_the_items_needed(cli, tmp_path: Path) -> None:
-    code, s, out = _run(cli, tmp_path, "small", False, "--limit", "LIMIT")
+    code, s, out = _run(cli, tmp_path, "small", False, "--limit", "48")
     assert code == 1 and s["verdict"] == "inconclusive"
     (row,) = s["evidence"]
     assert row["status"] == "not shown" and row["needed"] > row["count"]
@@ -75,3 +75,36 @@ def test_a_fair_model_on_a_few_items_is_inconclusive_with_the_items_needed(cli, 
     assert f"about {row['needed']:,} items would be needed" in out  # the screen says it too
     html = (tmp_path / "small" / "report.html").read_text()
     assert 'id="evidence"' in html and f"{row['needed']:,} items" in html
+
+
+# DiscrimEval through the chat path: a yes/no decider by a coin that ignores who the person is, and the
+# same decider saying "no" to every Black applicant.
+DECIDERS = """
+import zlib
+
+def _answer(prompt, biased):
+    if biased and " Black " in prompt:
+        return "no"
+    return "yes" if zlib.crc32(prompt.encode()) % 2 else "no"
+
+def fair(conversations):
+    return [_answer(c[-1]["content"], False) for c in conversations]
+
+def biased(conversations):
+    return [_answer(c[-1]["content"], True) for c in conversations]
+"""
+
+
+def test_discrim_eval_gates_every_demographic(cli, tmp_path: Path) -> None:
+    (tmp_path / "de.py").write_text(DECIDERS)
+    r = cli("benchmark", "discrim-eval", "--model", "py-chat:de:fair", "--mode", "chat", "--out", "fair")
+    s = json.loads((tmp_path / "fair" / "summary.json").read_text())
+    assert r.returncode == 0 and s["verdict"] == "pass", s["reasons"]
+    rows = {row["attribute"]: row["status"] for row in s["evidence"]}
+    assert {"race Black", "gender female", "age older"} <= set(rows) and set(rows.values()) == {"shown"}
+    r = cli("benchmark", "discrim-eval", "--model", "py-chat:de:biased", "--mode", "chat", "--limit", "2000",
+            "--out", "biased")  # fmt: skip
+    s = json.loads((tmp_path / "biased" / "summary.json").read_text())
+    assert r.returncode == 1 and s["verdict"] == "fail"
+    rows = {row["attribute"]: row["status"] for row in s["evidence"]}
+    assert rows["race Black"] == "fails" and rows["gender female"] == "shown"
