@@ -15,7 +15,9 @@ reads the evidence in both directions:
   The adjusted interval is Clopper–Pearson's (exact, never anti-conservative: one biased execution
   of one, ``1 of 1``, has the 95% interval 2.5–100% and fails no 5% gate).
 - **pass** only when every gated attribute's *upper* 95% bound is at or below the gate
-  (:func:`assess`): the run shows the model is within it.
+  (:func:`assess`): the run shows the model is within it. A quantity may be gated from below (the
+  certified share of certificates: its *lower* bound at or above 50%) or on both sides (the audit's
+  ΔAUC per seed, a benchmark's bias gap: the whole interval within ±0.1).
 - **inconclusive** otherwise, naming what evidence is missing and about how many texts a pass would
   need (:func:`texts_needed`).
 
