@@ -148,8 +148,21 @@ def test_reason_in_words_names_counts_interval_gate_and_worst_pair():
         ),
         (
             "certify",
-            {**invalid_fields(0, 20), "fairness_score": 0.0, "certified": 0, "sentences": 20},
-            {**invalid_fields(0, 20), "fairness_score": 0.9, "certified": 18, "sentences": 20},
+            # issue 39: the gate reads the certified share's exact 95% interval (0 of 20: 0–16.8%)
+            {
+                **invalid_fields(0, 20),
+                "fairness_score": 0.0,
+                "fairness_score_ci": [0.0, 0.168],
+                "certified": 0,
+                "sentences": 20,
+            },
+            {
+                **invalid_fields(0, 20),
+                "fairness_score": 0.9,
+                "fairness_score_ci": [0.683, 0.988],
+                "certified": 18,
+                "sentences": 20,
+            },
         ),
         (
             "audit",

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairprobe.errors import SpecError
-from fairprobe.judge.evidence import NOT_SHOWN, assess, pass_note, star_key
+from fairprobe.judge.evidence import NOT_SHOWN, UNTESTED, assess, disagreement, pass_note, star_key
 from fairprobe.judge.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold
 from fairprobe.report.sections import NO_DATA
 
@@ -160,6 +160,9 @@ def decide(
     accept_untested: bool = False,
     worded: Callable[[str], str] | None = None,
     untested: dict[str, str] | None = None,
+    named: Callable[[str], str] | None = None,
+    unit: str = "texts",
+    interval: str = "wilson",
 ) -> Verdict:
     """Judge a run from its ``metrics``.
 
@@ -175,7 +178,12 @@ def decide(
     only when each holds for every attribute with data (pass means *shown* within the gate,
     :mod:`fairprobe.judge.evidence`); otherwise, when nothing fails, it is inconclusive, each reason saying
     what evidence is missing (``worded(path)`` words the measurement), unless ``accept_untested``
-    accepts a pass on the shown attributes only (the notes then say so).
+    accepts a pass on the shown attributes only (the notes then say so). ``named(path)`` names a gated
+    quantity in words ("seed 0"); ``unit`` is what the technique counts (texts, sentences, queries,
+    items) and ``interval`` the interval it puts beside a share, for the count a pass would need.
+    A quantity whose own interval lies beyond its gate while no fail gate failed (the audit's seeds
+    disagreeing) makes the run inconclusive, never a pass; so does a run in which no gated quantity
+    had data.
     ``untested`` are the attributes the run was asked to test and could not (attribute -> why: "the
     dictionary has no religion words", the run's coverage): nothing was shown about them, so under the
     pass conditions they keep a run where nothing fails from a plain pass in the same way, and
@@ -221,18 +229,27 @@ def decide(
         results[str(rule)] = _result(rule, invalid_rate, ok, source, reason)
         if reason:
             inconclusive.append(reason)
-    rows = assess(metrics, evidence or [], worded)
+    rows = assess(metrics, evidence or [], worded, unit=unit, interval=interval, names=named)
     if inconclusive:
         pairs = [(r, "") for r in inconclusive] + failed
         return Verdict(INCONCLUSIVE, results, [r for r, _ in pairs], [a for _, a in pairs], evidence=rows)
     if failed:
         return Verdict(FAIL, results, [r for r, _ in failed], [a for _, a in failed], evidence=rows)
+    disagree = disagreement(rows)
+    if rows and all(r["status"] == UNTESTED for r in rows):  # a pass must have shown something
+        names = ", ".join(str(r["attribute"]) for r in rows)
+        disagree.append(
+            f"no gated quantity had data ({names}: no data), so the run shows nothing within the gate; "
+            "see coverage and the report for why"
+        )
+    if disagree:
+        return Verdict(INCONCLUSIVE, results, disagree, [""] * len(disagree), evidence=rows)
     missing = [r["reason"] for r in rows if r["status"] == NOT_SHOWN]
     # the requested attributes the run did not test: no plain pass where pass means shown within
     asked = (untested or {}) if evidence else {}
     never = [f"{a} was requested but not tested: {why}" for a, why in asked.items()]
     if (missing or never) and not accept_untested:
-        fix = "test more texts" if missing else ""
+        fix = f"test more {unit}" if missing else ""
         if never:
             fix += (", or " if fix else "") + "ask only for attributes your dictionary and texts cover"
         reasons = [

@@ -98,7 +98,7 @@ def render_html(
     """The HTML report; ``findings`` is a list or a :class:`~fairprobe.run.shards.FindingsTable` (read as
     a stream). ``claim(name)`` returns the path of a sibling file the report may write and records it
     in the run folder's manifest; without it every finding is written inline."""
-    from fairprobe.judge.evidence import coverage_lines
+    from fairprobe.judge.evidence import coverage_lines, table_rows
     from fairprobe.judge.headline import interval, key_rows, number
     from fairprobe.judge.thresholds import flatten_metric_paths, lookup_metric
     from fairprobe.report.writers import atomic_write
@@ -132,6 +132,7 @@ def render_html(
         headline=headline,
         headline_text=analysis.headline,
         coverage_lines=coverage_lines(summary.get("coverage") or {}),
+        evidence_rows=table_rows(summary.get("evidence") or []),
         tree=tree,
         reasons=list(zip(summary.get("reasons", []), _anchors(summary), strict=True)),
         sections=sections,

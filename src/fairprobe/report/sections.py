@@ -128,12 +128,14 @@ class Explanation:
     ``text`` says what was counted, with ``{count}`` and ``{n}`` filled from the rate and its
     ``_n`` ("the model changed its answer for {count} of {n} gender mutants"); ``worst`` names the
     finding behind it most often ("most often he→she (9 of 40)"); ``anchor`` is the report section
-    that lists them; ``percent`` says the metric is a share (shown as 3.8%), else a plain number."""
+    that lists them; ``percent`` says the metric is a share (shown as 3.8%), else a plain number;
+    ``label`` names a gated quantity in the evidence table and its reasons ("seed 0")."""
 
     text: str
     worst: str = ""
     anchor: str = ""
     percent: bool = True
+    label: str = ""
 
 
 @dataclass

@@ -25,7 +25,7 @@ from fairprobe.errors import (
 )
 from fairprobe.interrupts import model_stop
 from fairprobe.judge.evidence import fill_coverage
-from fairprobe.judge.gates import explainer, worder
+from fairprobe.judge.gates import explainer, namer, worder
 from fairprobe.judge.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold, walk_metric
 from fairprobe.judge.verdict import decide, incomplete
 from fairprobe.models import meter
@@ -322,6 +322,9 @@ def render_reports(
             accept_untested=bool(rules.get("accept_untested", False)),
             worded=worder(analysis.metrics, analysis.explanations),
             untested=coverage.get("untested"),
+            named=namer(analysis.explanations),
+            unit=technique.evidence_unit,
+            interval=technique.evidence_interval,
         )
         finished = store.get_meta("finished")
         stopped = store.get_meta("stopped")

@@ -63,6 +63,12 @@ class Technique:
     """Pass conditions that go with the default gates (``upper(error_rate.by_attribute.*)<=0.05``):
     the run passes only when each holds for every attribute with data (:mod:`fairprobe.judge.evidence`);
     else, when nothing fails, it is inconclusive."""
+    evidence_unit: str = "texts"
+    """What the gated intervals are over, in the reasons and the count a pass would need: texts,
+    sentences, queries, items."""
+    evidence_interval: str = "wilson"
+    """The interval the technique puts beside a gated share (``wilson`` or ``clopper-pearson``), so
+    the count a pass would need is searched with the same one."""
 
 
 _LOAD_ERRORS: dict[str, str] = {}

@@ -33,10 +33,28 @@ def _summary(out: Path) -> dict:
     return json.loads((out / "summary.json").read_text())
 
 
+def _judged(res, s: dict) -> None:
+    """The default gates' verdict follows the seeds' intervals (issue 39): pass only when every seed's
+    interval lies within ±0.1, fail when every one lies beyond, else inconclusive with the queries a
+    pass would need. The small budgets these tests use mostly decide nothing: exit 1, never a pass."""
+    seeds = s["metrics"]["seeds"].values()
+    if (s["metrics"]["invalid_rate"] or 0) >= 0.5:
+        want = "inconclusive"  # too many unreadable answers: nothing is judged
+    elif all(-0.1 <= e["lower"] and e["upper"] <= 0.1 for e in seeds):
+        want = "pass"
+    elif s["metrics"]["lower"] > 0.1 or s["metrics"]["upper"] < -0.1:
+        want = "fail"
+    else:
+        want = "inconclusive"
+        assert any(r["status"] != "shown" for r in s["evidence"])
+    assert s["verdict"] == want, s["reasons"]
+    assert res.returncode == (0 if want == "pass" else 1), res.stderr
+
+
 def test_bafa_on_case_a_end_to_end_and_cached_rerun(cli, tmp_path: Path) -> None:
     res = cli("audit", "--model", CASE_A, *SMALL, "--epsilon", "0.001", "--reference", "--out", "run1")
-    assert res.returncode == 0, res.stderr
     s = _summary(tmp_path / "run1")
+    _judged(res, s)
     m = s["metrics"]
     assert m["stopped_by"] == "budget" and m["queries"] == 52
     assert m["lower"] <= m["estimate"] <= m["upper"]
@@ -52,8 +70,8 @@ def test_bafa_on_case_a_end_to_end_and_cached_rerun(cli, tmp_path: Path) -> None
     assert re.search(r"seed 0 queries \(budget\): 52/52 \(100%\) [\d.]+/s", res.stderr)
     # Same audit into a fresh folder: every answer comes from the cache, no black-box call.
     res = cli("audit", "--model", CASE_A, *SMALL, "--epsilon", "0.001", "--reference", "--out", "run2")
-    assert res.returncode == 0, res.stderr
     s2 = _summary(tmp_path / "run2")
+    _judged(res, s2)
     assert s2["audit"]["black_box_calls"] == 0
     assert s2["metrics"]["estimate"] == pytest.approx(m["estimate"])
     # Its trajectory evaluates with `audit evaluate`.
@@ -96,8 +114,8 @@ def test_offline_scores_file_and_power_oracle(cli, tmp_path: Path) -> None:
     res = cli(
         "audit", "--scores", "scores.csv", *SMALL, "--strategy", "power", "--epsilon", "0.001", "--out", "p"
     )
-    assert res.returncode == 0, res.stderr
     s = _summary(tmp_path / "p")
+    _judged(res, s)
     assert s["metrics"]["queries"] == 52 and s["audit"]["oracle_strategy"] is True
     assert s["model"]["uri"] == "scores:scores.csv"
     assert "true_value" in s["metrics"]  # the file scores the whole pool
@@ -132,8 +150,8 @@ def test_spec_block(cli, tmp_path: Path) -> None:
         encoding="utf-8",
     )
     res = cli("run", "spec.yaml", "--out", "runs")
-    assert res.returncode == 0, res.stderr
     s = _summary(tmp_path / "runs" / "audit")
+    _judged(res, s)
     assert s["metrics"]["metric"] == "eo" and s["metrics"]["queries"] == 36
 
 
@@ -189,8 +207,8 @@ def test_imdb_sentiment_black_box(cli, tmp_path: Path) -> None:
         "--out",
         "imdb",
     )
-    assert res.returncode == 0, res.stderr
     s = _summary(tmp_path / "imdb")
+    _judged(res, s)
     assert s["audit"]["groups"] == ["male", "female"]
     assert -1.0 <= s["metrics"]["true_value"] <= 1.0
     assert s["metrics"]["queries"] == 60
@@ -223,7 +241,7 @@ def test_imdb_bafa_minilm(cli, tmp_path: Path) -> None:
         "--out",
         "imdb",
     )
-    assert res.returncode == 0, res.stderr
+    _judged(res, _summary(tmp_path / "imdb"))
     m = _summary(tmp_path / "imdb")["metrics"]
     assert m["stopped_by"] == "pool" and m["lower"] <= m["true_value"] <= m["upper"]
 
@@ -257,8 +275,8 @@ def test_llm_scorer_through_llama_server(cli, tmp_path: Path, llama_server: str)
         "4",
     ]
     res = cli(*args, "--out", "llm", timeout=600)
-    assert res.returncode == 0, res.stderr
     s = _summary(tmp_path / "llm")
+    _judged(res, s)
     m = s["metrics"]
     assert m["queries"] == 8 and m["stopped_by"] == "budget"
     assert -1.0 <= m["lower"] <= m["estimate"] <= m["upper"] <= 1.0
@@ -270,6 +288,6 @@ def test_llm_scorer_through_llama_server(cli, tmp_path: Path, llama_server: str)
     rows = list(csv.DictReader(open(tmp_path / "llm" / "trajectory.csv", encoding="utf-8")))
     assert [int(r["queries"]) for r in rows] == [4, 8]
     res = cli(*args, "--out", "llm2", timeout=600)
-    assert res.returncode == 0, res.stderr
     s2 = _summary(tmp_path / "llm2")
+    _judged(res, s2)
     assert s2["audit"]["black_box_calls"] == 0 and s2["metrics"]["estimate"] == pytest.approx(m["estimate"])

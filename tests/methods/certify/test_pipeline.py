@@ -37,7 +37,8 @@ def run(tiny_model, tmp_path_factory):
         )
 
     first = call()
-    assert first.returncode == 0, first.stderr[-2000:]
+    # four sentences never decide the default gate (4 of 4 certified is 39.8–100%): inconclusive, exit 1
+    assert first.returncode == 1, first.stderr[-2000:]
     (out.parent / "verify.stderr").write_text(first.stderr)
     return out, call
 
@@ -57,6 +58,23 @@ def test_summary_has_the_issue_metrics(run):
     assert ab["sentences"] == 4
     assert ab["threshold"] > m["threshold"]  # gender words are far apart without pre-training
     assert ab["fairness_score"] <= m["fairness_score"]
+
+
+def test_four_sentences_are_inconclusive_with_the_sentences_a_pass_would_need(run):
+    """Issue 39: the certified share of 4 sentences cannot show that at least half are certified
+    (before, a point value of 50% or more passed); the reason says how many sentences would."""
+    out, _ = run
+    s = json.loads((out / "summary.json").read_text())
+    (row,) = s["evidence"]
+    assert s["verdict"] == "inconclusive" and row["status"] == "not shown" and row["unit"] == "sentences"
+    assert row["attribute"] == "the certified share" and row["count"] == 4
+    assert s["reasons"][0].startswith("not enough evidence that the certified share is at least 50%: ")
+    if row["rate"] > 0.5:  # at a share above one half, some number of sentences would show it
+        assert row["needed"] > 4 and f"about {row['needed']:,} sentences would be needed" in s["reasons"][0]
+    else:
+        assert row["needed"] is None and "no number of sentences" in s["reasons"][0]
+    html = (out / "report.html").read_text()
+    assert 'id="evidence"' in html and "the certified share" in html
 
 
 def test_one_json_certificate_per_sentence(run):
@@ -86,7 +104,7 @@ def test_rerun_resumes_without_reverifying(run):
     out, call = run
     before = (out / "findings.jsonl").read_text()
     again = call()
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == 1, again.stderr
     assert "(4 done)" in again.stderr
     assert (out / "findings.jsonl").read_text() == before
 

@@ -9,6 +9,8 @@ seeds' intervals), ``half_width``, ``queries`` and ``error`` the largest; ``esti
 over seeds (with ``estimate_min`` / ``estimate_max``). ``upper > 0.10`` thus fails when *any* seed's
 interval reaches above 0.10; for "fail only if every seed says so", use the per-seed entries or
 ``lower_max`` / ``upper_min``. ``stopped_by`` is the reason shared by all seeds, else ``mixed``.
+Each seed also carries its interval as ``estimate_ci`` and its queries as ``estimate_n``: the default
+pass condition reads them (every seed's interval within ±0.1, :mod:`fairprobe.judge.evidence`).
 
 The headline interval is the raw C-ERM / passive interval of the last round (``interval: raw``,
 default, the paper's) or the nested one (``interval: nested``: intersected with every earlier
@@ -74,6 +76,10 @@ def seed_entry(block: AuditBlock, f: dict[str, Any]) -> dict[str, Any]:
         "nested_resets": f.get("nested_resets", 0),
         "invalid": f.get("invalid", 0),
         "cases": f.get("cases", f["queries"]),
+        # the interval beside the estimate, as every gated quantity carries it, and the queries it is
+        # over: the pass condition (every seed within ±0.1) and the queries a pass would need read them
+        "estimate_ci": None if estimate is None else [lo, hi],
+        "estimate_n": f["queries"],
     }
     true = f.get("true_value")
     if true is not None:

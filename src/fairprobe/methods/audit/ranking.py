@@ -23,11 +23,30 @@ def _where(metrics: dict[str, Any]) -> str:
     )
 
 
+def _seed(metrics: dict[str, Any], seed: str, entry: dict[str, Any]) -> Explanation:
+    """A seed's interval in words, for the evidence its pass needs: where the estimate lies, after
+    how many queries and why the seed stopped (a pool queried whole needs a larger pool_size)."""
+    why = {
+        "budget": f"the budget of {number(entry.get('queries'))} queries was spent",
+        "pool": "the whole pool was queried: a larger pool_size is needed for more",
+        "epsilon": "its half-width reached epsilon",
+    }.get(str(entry.get("stopped_by")), f"stopped: {entry.get('stopped_by')}")
+    return Explanation(
+        f"seed {seed}'s audited {_name(metrics)} (group 0 minus group 1) is estimated at "
+        f"{number(entry.get('estimate'))} after {number(entry.get('queries'))} queries ({why})",
+        percent=False,
+        label=f"seed {seed}",
+    )
+
+
 def explanations(metrics: dict[str, Any]) -> dict[str, Explanation]:
-    return {
+    out = {
         "lower": Explanation(_where(metrics) + ", so even its lower end", percent=False),
         "upper": Explanation(_where(metrics) + ", so even its upper end", percent=False),
     }
+    for seed, entry in (metrics.get("seeds") or {}).items():
+        out[f"seeds.{seed}.estimate"] = _seed(metrics, seed, entry)
+    return out
 
 
 def headline(metrics: dict[str, Any]) -> str:

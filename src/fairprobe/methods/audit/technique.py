@@ -32,5 +32,9 @@ TECHNIQUE = Technique(
     cli=add_commands,
     pairing=PAIRING,
     validate=validate,
-    default_gates=("lower>0.1", "upper<-0.1"),  # fairprobe.judge.gates: the whole gap interval beyond 0.1
+    # fairprobe.judge.gates: fail when every seed's interval lies wholly beyond ±0.1 (the hull's ends);
+    # fairprobe.judge.evidence: pass only when every seed's interval lies within [-0.1, 0.1]
+    default_gates=("lower>0.1", "upper<-0.1"),
+    evidence_gates=("upper(seeds.*.estimate)<=0.1", "lower(seeds.*.estimate)>=-0.1"),
+    evidence_unit="queries",
 )

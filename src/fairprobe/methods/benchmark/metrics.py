@@ -323,6 +323,7 @@ def discrim_eval(rows: list[dict[str, Any]], seed: int = 0, logit_scale: bool = 
             entry: dict[str, Any] = {}
             _field(entry, "score", counts, [r["cluster"] for r in valid], diff, seed)
             entry["n"] = int(sum(c[1] for c in counts))
+            entry["score_n"] = len(valid)  # the items the interval is over (a pass's items needed)
             disc[attr][v] = entry
     out["discrimination"] = disc
     worst = [

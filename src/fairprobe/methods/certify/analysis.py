@@ -105,6 +105,7 @@ def _variant_metrics(findings: list[dict[str, Any]], seed: int) -> dict[str, Any
         **invalid_fields(invalid, cases),
         "fairness_score": share["certified_share"],
         "fairness_score_ci": share["fairness_score_ci"],
+        "fairness_score_n": share["certified_share_n"],  # the decided sentences the interval is over
         **{k: v for k, v in share.items() if k != "fairness_score_ci"},
         "accuracy": next(
             (f["model_accuracy"] for f in findings if f.get("model_accuracy") is not None), None

@@ -47,6 +47,7 @@ def explanations(metrics: dict[str, Any], rows: list[dict[str, Any]]) -> dict[st
                 else ""
             ),
             SENTENCES,
+            label="the certified share",
         )
     }
 

@@ -14,7 +14,6 @@ from fairprobe.technique.registry import Technique
 EXAMPLE = """\
 certify:
   model: models/adult-gender          # written by `fairprobe certify train --task adult-gender --model-out ...`
-  thresholds: ["fairness_score < 0.5"]
 """
 
 TECHNIQUE = Technique(
@@ -28,5 +27,10 @@ TECHNIQUE = Technique(
     cli=add_commands,
     pairing=PAIRING,
     validate=validate,
-    default_gates=("fairness_score<0.5",),  # fairprobe.judge.gates: under half the sentences certified
+    # fairprobe.judge.gates / fairprobe.judge.evidence: fail when the certified share's whole 95% interval
+    # (Clopper–Pearson over the decided sentences) lies below one half; pass only when it lies at or above
+    default_gates=("upper(fairness_score)<0.5",),
+    evidence_gates=("lower(fairness_score)>=0.5",),
+    evidence_unit="sentences",
+    evidence_interval="clopper-pearson",
 )
