@@ -9,7 +9,6 @@ import json
 import re
 
 import pytest
-
 from words_check import metric_words_problems, visible_text
 
 from fairprobe.compare.words import p_value, points, tarone_factor
@@ -115,7 +114,9 @@ def test_compare_names_the_word_pair_that_got_worse(cli, tmp_path):
     assert {x["detail"] for x in lines if x["status"] == "became worse"} == {"he→she"}
 
     # a limit on a change, in words on every output (its figure, its limit, where it came from)
-    limit = cli("compare", "runs/fair", "runs/she", "--out", "limit", "--fail-on", "delta.error_rate.* > 0.01")
+    limit = cli(
+        "compare", "runs/fair", "runs/she", "--out", "limit", "--fail-on", "delta.error_rate.* > 0.01"
+    )
     assert limit.returncode == 1, limit.stdout + limit.stderr
     html = (tmp_path / "limit/report.html").read_text()
     for text in (visible_text(html), (tmp_path / "limit/summary.md").read_text(), limit.stdout):

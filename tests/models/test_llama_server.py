@@ -75,10 +75,11 @@ def test_a_served_smollm2_answers_through_the_openai_client_and_stops_on_close(c
         fp = model.fingerprint.to_json()
         # its own fingerprint: not the in-process one (answers are not guaranteed the same), no port
         assert fp["backend"] == "llama.cpp-server" and fp["model_id"] == "embedded:smollm2"
-        assert len(fp["weights"]) == 64 and fp["params"]["n_ctx"] == 8192 and "127.0.0.1" not in json.dumps(fp)
+        assert (
+            len(fp["weights"]) == 64 and fp["params"]["n_ctx"] == 8192 and "127.0.0.1" not in json.dumps(fp)
+        )
         requests = [
-            ChatRequest.of(f"Say the word {w}.", max_tokens=8, seed=1)
-            for w in ("yes", "no", "maybe")
+            ChatRequest.of(f"Say the word {w}.", max_tokens=8, seed=1) for w in ("yes", "no", "maybe")
         ]
         answers = model.chat(requests)
         assert len(answers) == 3 and all(a.text.strip() for a in answers)

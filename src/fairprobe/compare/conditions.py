@@ -67,6 +67,11 @@ class Figure:
     name: str
     unit: str  # "count:<noun>", "share", "points", "p", "number"
 
+    @property
+    def subject(self) -> str:
+        """The figure as the subject of a sentence: "the number of slices that got worse ..."."""
+        return f"the number of {self.name}" if self.unit.startswith("count:") else self.name
+
     def show(self, value: float | None) -> str:
         if value is None:
             return "no data"
@@ -136,8 +141,11 @@ def condition(threshold: Any, pairing: Pairing | None, outcomes: list[str] | Non
             "from either model"
         )
     f = figure(path, pairing, outcomes)
-    bound = {"lower": "the lower end of the 95% interval of ", "upper": "the upper end of the 95% interval of "}
-    name = bound.get(threshold.bound.removesuffix("_adj"), "") + f.name
+    bound = {
+        "lower": "the lower end of the 95% interval of ",
+        "upper": "the upper end of the 95% interval of ",
+    }
+    name = bound.get(threshold.bound.removesuffix("_adj"), "") + f.subject
     shown = f.show(value)
     if f.unit.startswith("count:"):
         shown = number(int(value) if float(value).is_integer() else value)
@@ -145,7 +153,8 @@ def condition(threshold: Any, pairing: Pairing | None, outcomes: list[str] | Non
 
 
 def measured(result: dict[str, Any], pairing: Pairing | None, outcomes: list[str] | None = None) -> str:
-    """What a condition found, in words: "1 slice", "0%", "+72.7 points on gender"."""
+    """What a condition found, in words: "1 slice", "0%", "+72.7 points (the change of the error rate
+    on gender)" (the worst figure a ``*`` names)."""
     actual = result.get("actual")
     path = result.get("path") or result.get("metric", "")
     f = figure(path, pairing, outcomes)
@@ -202,7 +211,11 @@ def explainer(metrics: dict[str, Any], pairing: Pairing | None) -> Any:
                     "above the base model's"
                 )
             k = metrics.get("regressed", len(slices)) - (1 if certain else 0)
-            head = f"the new model got worse on {k} slice{'s' if k != 1 else ''} beyond chance"
+            head = (
+                f"the new model got worse on {k} slice{'s' if k != 1 else ''} beyond chance"
+                if k > 0
+                else "the new model got worse beyond chance"
+            )
             return f"{head}: {'; '.join(parts)}" if parts else head, "findings"
         parts = path.split(".")
         if len(parts) >= 3 and parts[0] == "delta" and not threshold.bound:
@@ -222,6 +235,6 @@ def explainer(metrics: dict[str, Any], pairing: Pairing | None) -> Any:
         if not failed:
             return "", ""
         f = figure(path, pairing, outcomes)
-        return f"{f.name} is {f.show(actual)}: {condition(threshold, pairing, outcomes)}", "findings"
+        return f"{condition(threshold, pairing, outcomes)} (it is {f.show(actual)})", "findings"
 
     return explain

@@ -16,7 +16,7 @@ What happens:
 3. The model is asked through the OpenAI-compatible client (:class:`~fairprobe.models.openai_backend.OpenAIChat`):
    retries, timeouts, progress and token counts as for any server. Two requests are in flight (the
    server answers one at a time; the second is ready when the first ends).
-4. The server is stopped (SIGTERM, then SIGKILL after 5 s) when the run ends (:meth:`ServedGGUFChat.close`,
+4. The server is stopped (SIGTERM, then SIGKILL after 2 s) when the run ends (:meth:`ServedGGUFChat.close`,
    called by the run), when the model object is collected, and at interpreter exit, so also after
    Ctrl-C or an error; should fairprobe itself be killed, the server notices within half a second
    that its parent is gone and exits.
@@ -167,7 +167,7 @@ class LlamaServer:
             return ""
 
     def stop(self) -> None:
-        """Stop the server (SIGTERM, SIGKILL after 5 s) and wait for it; idempotent."""
+        """Stop the server (SIGTERM, SIGKILL after 2 s) and wait for it; idempotent."""
         with self._lock:
             process, self.process = self.process, None
             _RUNNING.discard(self)
@@ -175,8 +175,8 @@ class LlamaServer:
                 try:
                     if process.poll() is None:
                         process.terminate()
-                        try:
-                            process.wait(timeout=5)
+                        try:  # uvicorn would wait for an answer in progress: 2 s, then SIGKILL
+                            process.wait(timeout=2)
                         except subprocess.TimeoutExpired:
                             process.kill()
                             process.wait(timeout=5)
@@ -268,6 +268,7 @@ class ServedGGUFChat(OpenAIChat):
         except BaseException:
             self.server.stop()
             raise
+        self._closed = False
         self._finalizer = weakref.finalize(self, self.server.stop)
         self.fingerprint = Fingerprint(
             backend="llama.cpp-server",
@@ -283,7 +284,10 @@ class ServedGGUFChat(OpenAIChat):
         )
 
     def close(self) -> None:
-        """Close the connections and stop the server."""
+        """Close the connections and stop the server (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
         try:
             super().close()
         finally:
@@ -294,15 +298,23 @@ class ServedGGUFChat(OpenAIChat):
 
 
 def _default_ctx(gguf: Path) -> int:
-    """The in-process default: the model's trained context (read with the vocabulary only), at most
-    :data:`~fairprobe.models.gguf_backend.AUTO_CTX_CAP`."""
-    from llama_cpp import Llama
+    """The in-process default: the model's trained context (read with the vocabulary only, no
+    weights), at most :data:`~fairprobe.models.gguf_backend.AUTO_CTX_CAP`; the cap when it cannot be
+    read (llama.cpp then runs the model past its trained length, with a warning in its output)."""
+    import llama_cpp
 
     from fairprobe.models.gguf_backend import AUTO_CTX_CAP
 
     try:
-        vocab = Llama(model_path=str(gguf), vocab_only=True, verbose=False)
-        trained = int(vocab._model.n_ctx_train()) or AUTO_CTX_CAP
-    except (ValueError, RuntimeError) as exc:
-        raise ModelError(f"llama.cpp cannot load {gguf}: {exc}; is it a valid GGUF file?") from exc
-    return min(trained, AUTO_CTX_CAP)
+        from llama_cpp._internals import LlamaModel
+
+        params = llama_cpp.llama_model_default_params()
+        params.vocab_only = True
+        model = LlamaModel(path_model=str(gguf), params=params, verbose=False)
+        try:
+            trained = int(model.n_ctx_train())
+        finally:
+            model.close()
+    except Exception:  # noqa: BLE001 - llama-cpp-python's internals moved: the cap
+        return AUTO_CTX_CAP
+    return min(trained, AUTO_CTX_CAP) if trained > 0 else AUTO_CTX_CAP

@@ -173,7 +173,7 @@ def _conditions(summary: dict[str, Any], analysis: Analysis) -> list[tuple[str, 
         if analysis.condition_words is not None:
             condition, actual, source = analysis.condition_words(text, r)
         else:
-            actual = "no data" if r.get("actual") is None else "%.4g" % r["actual"]
+            actual = "no data" if r.get("actual") is None else f"{r['actual']:.4g}"
             if r.get("actual") is not None and r.get("path") and r["path"] != r.get("metric"):
                 actual += f" ({r['path']})"
             condition, source = text, r.get("source") or "spec"
