@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fairprobe.compare.paired import ALPHA
+from fairprobe.compare.paired import ALPHA, DEFAULT_GATE
 from fairprobe.compare.words import _outcomes, label, p_value, points, value_change, worse_slices
 from fairprobe.judge.headline import number, percent
 
@@ -183,11 +183,10 @@ def words_of(metrics: dict[str, Any], pairing: Pairing | None) -> Any:
             threshold = Threshold.parse(text)
         except Exception:  # noqa: BLE001 - a condition that is not a threshold: shown as it is
             return text, number(result.get("actual")), source(str(result.get("source") or ""))
-        return (
-            condition(threshold, pairing, outcomes),
-            measured(result, pairing, outcomes),
-            source(str(result.get("source") or "spec")),
-        )
+        origin = str(result.get("source") or "spec")
+        if origin == "spec" and str(threshold) == str(Threshold.parse(DEFAULT_GATE)):
+            origin = "default gate"  # compare's own gate, judged with the user's conditions
+        return condition(threshold, pairing, outcomes), measured(result, pairing, outcomes), source(origin)
 
     return words
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from fairprobe.compare.paired import (
     ALPHA,
+    DEFAULT_GATE,
     PairedResult,
     holm,
     paired_binary,
@@ -38,7 +39,6 @@ from fairprobe.judge.verdict import Verdict, decide
 from fairprobe.stats import invalid_fields
 from fairprobe.technique.block import verdict_only_fields
 
-DEFAULT_GATE = "regressed > 0"
 MIN_PAIRED_SHARE = 0.5
 
 
