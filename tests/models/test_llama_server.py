@@ -99,6 +99,22 @@ def _run(tmp_path: Path, rows: int) -> list[str]:
             "--attributes", "gender", "--order", "1", "--out", "run"]  # fmt: skip
 
 
+@pytest.mark.slow
+def test_a_run_from_python_stops_its_server_before_it_returns(tmp_path, capfd, monkeypatch):
+    """The run closes what it started (not only at interpreter exit): a notebook keeps no server."""
+    pytest.importorskip("llama_cpp.server")
+    import fairprobe
+
+    monkeypatch.chdir(tmp_path)
+    lines = (LOAN / "loan_applications.csv").read_text().splitlines()
+    (tmp_path / "loan.csv").write_text("\n".join(lines[:2]) + "\n")
+    run = fairprobe.hinter(model="embedded:smollm2?server=1", data="loan.csv", attributes=["gender"], order=1,
+                           prompt_template=str(LOAN / "loan_classifier.yaml"), out="run")  # fmt: skip
+    pid = _server_pid(capfd.readouterr().err)
+    assert pid is not None and not _alive(pid), "the server was still running when the run returned"
+    assert run.summary["metrics"]["tested"] > 0
+
+
 def _env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "FAIRPROBE_CACHE": str(tmp_path / "cache.db"), "PYTHONPATH": pythonpath(tmp_path)}
 
