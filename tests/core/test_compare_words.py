@@ -124,6 +124,14 @@ def test_compare_names_the_word_pair_that_got_worse(cli, tmp_path):
     text = visible_text(html)
     assert "the change of the error rate on any slice is above +1.0 points" in text, text
     assert "--fail-on" in text and "points (the change of the error rate on" in text
+    assert "a slice got worse beyond chance (adjusted p < 0.05)" in text and "default" in text
+    # any other figure as a condition fails in words too, on the screen and in summary.md
+    other = cli("compare", "runs/fair", "runs/she", "--out", "other", "--fail-on", "paired_share > 0.5",
+                "--fail-on", "slices.error_rate.gender.new >= 0.5")  # fmt: skip
+    assert other.returncode == 1, other.stdout + other.stderr
+    assert "the share of test cases found in both runs is above 50% (it is 100%)" in other.stdout
+    assert "the new model's error rate on gender is at least 50% (it is 100%)" in other.stdout
+    assert not metric_words_problems((tmp_path / "other/summary.md").read_text())
 
     # a model against itself: nothing got worse, and nothing is named as if it had
     same = cli("compare", "runs/fair", "runs/fair", "--out", "same")
