@@ -327,16 +327,8 @@ def _analysis(comparison: Comparison) -> Analysis:
         key_metrics=key_metrics,
         top_findings=worse,
         condition_words=conditions.words_of(comparison.metrics, _pairing(comparison)),
-        counts_line=_counts_line(comparison),
+        counts_line=words.counts_line(comparison, _pairing(comparison)),
     )
-
-
-def _counts_line(comparison: Comparison) -> str:
-    """The paired cases as the tables count them, discarded and INVALID ones apart."""
-    pairing = _pairing(comparison)
-    dropped = pairing.dropped if pairing is not None else "had no outcome to compare"
-    text = words.counted(words.counts(comparison), dropped)
-    return text[0].upper() + text[1:] + "."
 
 
 _UNSHOWN = "(not shown: only the cases that changed keep their text here; findings.jsonl has every case)"

@@ -140,6 +140,13 @@ def counted(c: Counts, dropped_words: str) -> str:
     return text + (f" ({' and '.join(apart)}, counted apart)" if apart else "")
 
 
+def counts_line(comparison: Comparison, pairing: Pairing | None) -> str:
+    """report.html's first line: the paired cases as the tables count them, the rest apart."""
+    dropped = pairing.dropped if pairing is not None else "had no outcome to compare"
+    text = counted(counts(comparison), dropped)
+    return text[0].upper() + text[1:] + "."
+
+
 # -- sentences ----------------------------------------------------------------------------------------
 
 
