@@ -9,6 +9,7 @@ import json
 import re
 
 import pytest
+from words_check import metric_words_problems, visible_text
 
 from fairprobe.compare.words import p_value, points, tarone_factor
 
@@ -99,8 +100,38 @@ def test_compare_names_the_word_pair_that_got_worse(cli, tmp_path):
     found = html.split('id="headline"', 1)[1].split("</section>", 1)[0]
     assert "he→she now changes 12 of 12 answers" in found and "what matters" in found
     assert 'id="changed-words"' in html
+    # every sentence of the report in words (issue 43): the fail-condition table too, no metric path
+    text = visible_text(html)
+    assert not metric_words_problems(text), metric_words_problems(text)
+    assert "a slice got worse beyond chance (adjusted p < 0.05)" in text and "he→she" in text
+    assert "the share of paired cases with an INVALID answer" in text or "INVALID answer from either" in text
+    # the counts at the top and "what matters" are the judged cases, discarded ones apart (as the tables)
+    assert f"{judged:,} paired test cases judged" in text
+    found_rows = dict(re.findall(r"<tr><td>([^<]+)</td><td class=\"num\">([^<]*)</td>", found))
+    assert found_rows["paired test cases judged"] == f"{all_n:,}"
+    assert found_rows["error rate, new model (all judged cases)"].endswith("%")
     lines = [json.loads(x) for x in (tmp_path / "cmp/findings.jsonl").read_text().splitlines()]
     assert {x["detail"] for x in lines if x["status"] == "became worse"} == {"he→she"}
+
+    # a limit on a change, in words on every output (its figure, its limit, where it came from)
+    limit = cli(
+        "compare", "runs/fair", "runs/she", "--out", "limit", "--fail-on", "delta.error_rate.* > 0.01"
+    )
+    assert limit.returncode == 1, limit.stdout + limit.stderr
+    html = (tmp_path / "limit/report.html").read_text()
+    for text in (visible_text(html), (tmp_path / "limit/summary.md").read_text(), limit.stdout):
+        assert not metric_words_problems(text), metric_words_problems(text)
+    text = visible_text(html)
+    assert "the change of the error rate on any slice is above +1.0 points" in text, text
+    assert "--fail-on" in text and "points (the change of the error rate on" in text
+    assert "a slice got worse beyond chance (adjusted p < 0.05)" in text and "default" in text
+    # any other figure as a condition fails in words too, on the screen and in summary.md
+    other = cli("compare", "runs/fair", "runs/she", "--out", "other", "--fail-on", "paired_share > 0.5",
+                "--fail-on", "slices.error_rate.gender.new >= 0.5")  # fmt: skip
+    assert other.returncode == 1, other.stdout + other.stderr
+    assert "the share of test cases found in both runs is above 50% (it is 100%)" in other.stdout
+    assert "the new model's error rate on gender is at least 50% (it is 100%)" in other.stdout
+    assert not metric_words_problems((tmp_path / "other/summary.md").read_text())
 
     # a model against itself: nothing got worse, and nothing is named as if it had
     same = cli("compare", "runs/fair", "runs/fair", "--out", "same")

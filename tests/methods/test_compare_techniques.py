@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from words_check import metric_words_problems, visible_text
 
 from fairprobe.compare import compare_runs
 from fairprobe.compare.core import LoadedRun
@@ -24,6 +25,12 @@ def _check_one_slice(cli, tmp_path: Path, outcome: str, regressed: str, unchange
     assert r.returncode == 1, r.stdout + r.stderr
     s = _slices(tmp_path / "cmp", outcome)
     assert s[regressed]["verdict"] == "regressed" and s[regressed]["p_adjusted"] < 0.01
+    # in words on the screen, in summary.md and in report.html (issue 43): the slice that got worse named
+    html = visible_text((tmp_path / "cmp/report.html").read_text())
+    for text in (r.stdout, (tmp_path / "cmp/summary.md").read_text(), html):
+        assert not metric_words_problems(text), metric_words_problems(text)
+        assert f"on {regressed}" in text
+    assert "a slice got worse beyond chance" in html
     assert s[unchanged]["verdict"] == "no significant change"
     swapped = cli("compare", "new", "base", "--out", "swapped")
     assert swapped.returncode == 0, swapped.stdout + swapped.stderr

@@ -290,9 +290,8 @@ def main() -> None:
     try:
         _check_out_options(sys.argv[1:])
         _add_technique_commands()
-        from fairprobe.models.stop import stop_on_sigint
-
-        with stop_on_sigint():  # Ctrl-C also stops an in-process model mid-answer, in every command
+        # Ctrl-C also stops an in-process model mid-answer, in every command
+        with interrupts.stop_on_sigint():
             app()
     except KeyboardInterrupt:  # outside a command (while its options were read or commands added)
         _stop("interrupted", "stopped by Ctrl-C before any work; nothing was written", 130)

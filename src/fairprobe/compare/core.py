@@ -26,6 +26,7 @@ import numpy as np
 
 from fairprobe.compare.paired import (
     ALPHA,
+    DEFAULT_GATE,
     PairedResult,
     holm,
     paired_binary,
@@ -38,7 +39,6 @@ from fairprobe.judge.verdict import Verdict, decide
 from fairprobe.stats import invalid_fields
 from fairprobe.technique.block import verdict_only_fields
 
-DEFAULT_GATE = "regressed > 0"
 MIN_PAIRED_SHARE = 0.5
 
 
@@ -187,6 +187,10 @@ def compare_runs(
     metrics: dict[str, Any] = {
         **invalid_fields(invalid_pairs, len(keys)),
         "paired": len(keys),
+        "judged": sum(
+            any(o.value(b_index[k]) is not None and o.value(n_index[k]) is not None for o in pairing.outcomes)
+            for k in valid_keys
+        ),
         "cases": cases,
         "paired_share": (len(keys) / cases) if cases else None,
         "base_only": len(set(b_index) - set(n_index)),
@@ -218,7 +222,7 @@ def compare_runs(
         if not run.complete:
             inconclusive.append(f"{run.folder} is an incomplete run; finish it (re-run its command) first")
     gates = [Threshold.parse(DEFAULT_GATE), *(thresholds or [])]
-    from fairprobe.compare.words import explainer  # a failed condition in words, not a metric path
+    from fairprobe.compare.conditions import explainer  # a failed condition in words, not a metric path
 
     verdict = decide(metrics, gates, inconclusive_reasons=inconclusive, explain=explainer(metrics, pairing))
     pairs = _pair_rows(pairing, b_index, n_index, valid_keys, keys)

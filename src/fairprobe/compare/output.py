@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from fairprobe._version import __version__
-from fairprobe.compare import words
+from fairprobe.compare import conditions, words
 from fairprobe.compare.core import Comparison
 from fairprobe.compare.pairing import Pairing
 from fairprobe.errors import RunStateError
@@ -305,11 +305,12 @@ def _analysis(comparison: Comparison) -> Analysis:
             )
         )
     first = next(iter(comparison.results), None)
-    key_metrics = [("paired test cases", "paired")]
+    key_metrics: list[tuple[str, ...]] = [("paired test cases judged", "judged")]
     if first is not None and "all" in comparison.results[first]:
+        share = ("share",) if _kind(comparison, first) == "binary" else ()
         key_metrics += [
-            (f"{words.label(first)}, base model (all judged cases)", f"slices.{first}.all.base"),
-            (f"{words.label(first)}, new model (all judged cases)", f"slices.{first}.all.new"),
+            (f"{words.label(first)}, base model (all judged cases)", f"slices.{first}.all.base", *share),
+            (f"{words.label(first)}, new model (all judged cases)", f"slices.{first}.all.new", *share),
         ]
     key_metrics += [
         ("slices that got worse beyond chance", "regressed"),
@@ -325,6 +326,8 @@ def _analysis(comparison: Comparison) -> Analysis:
         headline=headline(comparison),
         key_metrics=key_metrics,
         top_findings=worse,
+        condition_words=conditions.words_of(comparison.metrics, _pairing(comparison)),
+        counts_line=words.counts_line(comparison, _pairing(comparison)),
     )
 
 

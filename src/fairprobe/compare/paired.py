@@ -21,6 +21,8 @@ import numpy as np
 
 RESAMPLES = 2000
 ALPHA = 0.05
+DEFAULT_GATE = "regressed > 0"
+"""A comparison's own fail condition: a slice got worse beyond chance (adjusted p < :data:`ALPHA`)."""
 
 
 @dataclass

@@ -32,7 +32,6 @@ from fairprobe.judge.headline import number, percent
 if TYPE_CHECKING:
     from fairprobe.compare.core import Comparison
     from fairprobe.compare.pairing import Outcome, Pairing
-    from fairprobe.judge.thresholds import Threshold
 
 MAX_DETAILS = 100
 """Word pairs (details) kept per outcome, worst first: those with a changed case, tested and shown."""
@@ -141,6 +140,13 @@ def counted(c: Counts, dropped_words: str) -> str:
     return text + (f" ({' and '.join(apart)}, counted apart)" if apart else "")
 
 
+def counts_line(comparison: Comparison, pairing: Pairing | None) -> str:
+    """report.html's first line: the paired cases as the tables count them, the rest apart."""
+    dropped = pairing.dropped if pairing is not None else "had no outcome to compare"
+    text = counted(counts(comparison), dropped)
+    return text[0].upper() + text[1:] + "."
+
+
 # -- sentences ----------------------------------------------------------------------------------------
 
 
@@ -205,46 +211,6 @@ def worse_slices(metrics: dict[str, Any], pairing: Pairing | None) -> list[str]:
             f"({figures}, {adjusted(r.get('p_adjusted'))})"
         )
     return out
-
-
-def explainer(metrics: dict[str, Any], pairing: Pairing | None) -> Any:
-    """The :data:`~fairprobe.judge.verdict.Explain` of a comparison: a failed condition in words, never a
-    metric path (``regressed > 0`` reads "the error rate got worse on 1 slice: gender 0% → 72.7% ...")."""
-
-    def explain(threshold: Threshold, path: str, actual: float, failed: bool = True) -> tuple[str, str]:
-        if path == "regressed":
-            if not failed:
-                return "no slice got worse beyond chance", ""
-            slices = worse_slices(metrics, pairing)
-            certain = (metrics.get("intervals") or {}).get("worse", 0)
-            parts = slices[:3] + ([f"and {len(slices) - 3} more"] if len(slices) > 3 else [])
-            if certain:
-                parts.append(
-                    f"{certain} case{'s' if certain != 1 else ''} whose certified interval lies wholly "
-                    "above the base model's"
-                )
-            k = metrics.get("regressed", len(slices)) - (1 if certain else 0)
-            head = f"the new model got worse on {k} slice{'s' if k != 1 else ''} beyond chance"
-            return f"{head}: {'; '.join(parts)}" if parts else head, "findings"
-        parts = path.split(".")
-        if len(parts) >= 3 and parts[0] == "delta":
-            name, s = parts[1], ".".join(parts[2:])
-            r = (metrics.get("slices") or {}).get(name, {}).get(s)
-            o = _outcomes(pairing).get(name)
-            if r is None:
-                return "", ""
-            kind = o.kind if o is not None else "binary"
-            change = points(r.get("delta")) if kind == "binary" else number(r.get("delta"))
-            limit = points(threshold.value) if kind == "binary" else number(threshold.value)
-            state = "beyond" if failed else "within"
-            return (
-                f"the {label(name)} on {s} changed by {change} "
-                f"({value_change(kind, r.get('base'), r.get('new'))}), {state} your limit of {limit}",
-                "findings" if failed else "",
-            )
-        return "", ""
-
-    return explain
 
 
 # -- word pairs ---------------------------------------------------------------------------------------

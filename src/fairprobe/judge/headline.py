@@ -91,14 +91,14 @@ def is_share(path: str, value: Any) -> bool:
     )
 
 
-def key_rows(metrics: dict[str, Any], key_metrics: list[tuple[str, str]]) -> list[tuple[str, str, str, str]]:
+def key_rows(metrics: dict[str, Any], key_metrics: list[tuple[str, ...]]) -> list[tuple[str, str, str, str]]:
     """(label, value, 95% interval, n) of the metrics that matter, formatted; missing ones left out."""
     rows = []
-    for label, path in key_metrics:
+    for label, path, *how in key_metrics:  # a third item "share" says it reads as a percentage
         node, rest = walk_metric(metrics, path)
         if rest or isinstance(node, dict | list | str | bool):
             continue
-        share = is_share(path, node)
+        share = (how[0] == "share" and isinstance(node, int | float)) if how else is_share(path, node)
         value = percent(node) if share else number(node)
         counted = count_of(metrics, path)
         n = f"{counted[0]:,} of {counted[1]:,}" if counted and share else ""

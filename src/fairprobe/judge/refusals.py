@@ -31,13 +31,15 @@ def max_asymmetric_invalid_field() -> Any:
     declaration: default, bounds and help)."""
     from pydantic import Field
 
+    from fairprobe.technique.markers import VERDICT_ONLY
+
     return Field(
         default=DEFAULT_MAX_ASYMMETRIC_INVALID_RATE,
         ge=0.0,
         le=1.0,
         description="the run fails when, for any attribute, more than this share of answered test pairs "
         "has one side INVALID (refused or unusable) and the other answered: unequal treatment",
-        json_schema_extra={"verdict_only": True},  # fairprobe.technique.block.VERDICT_ONLY
+        json_schema_extra=VERDICT_ONLY,
     )
 
 

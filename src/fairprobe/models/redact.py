@@ -37,6 +37,8 @@ KNOWN_OPTIONS = frozenset(
         "n_ctx",
         "n_threads",
         "device",
+        "server",
+        "startup_timeout",
     }
 )
 """The documented model-URI options (:mod:`fairprobe.models.uri`): their values are shown as they

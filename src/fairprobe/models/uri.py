@@ -14,6 +14,10 @@ URI                                   backend                                   
 ``embedded:smollm2``                  packaged SmolLM2-135M-Instruct GGUF           chat
 ====================================  ===========================================  ==========
 
+``gguf:PATH?server=1`` and ``embedded:smollm2?server=1`` run the same GGUF behind a llama.cpp server
+that fairprobe starts on a free port, health-checks and stops when the run ends
+(:mod:`fairprobe.models.llama_server`); its answers are cached apart from the in-process ones.
+
 Backend options (``concurrency``, ``timeout``, ``retries``, ``n_ctx``, ...) are keyword options of
 the loaders and are checked here, in one place. They can also be written into the URI as a query,
 so a spec file or a ``--model`` flag sets them:
@@ -95,7 +99,7 @@ def _option_value(text: str) -> Any:
     return text
 
 
-EXECUTION_OPTIONS = ("timeout", "retries", "concurrency", "backoff", "max_backoff")
+EXECUTION_OPTIONS = ("timeout", "retries", "concurrency", "backoff", "max_backoff", "startup_timeout")
 """URI query options that never change answers: left out of the resume check
 (:meth:`fairprobe.technique.spec.BlockSpec.resolved_hash`) and of the fingerprint."""
 
@@ -226,7 +230,7 @@ _MOST = {"retries": 100, "concurrency": 4096, "n_ctx": 1 << 21, "n_threads": 102
 """... and their greatest (``?retries=1e20`` would retry for ever, ``?concurrency=1e9`` open a billion
 requests): a value above it is a typo."""
 _FLAGS = ("probe", "quiet_version_warning")
-_SECONDS = {"timeout": "> 0", "backoff": ">= 0", "max_backoff": ">= 0"}
+_SECONDS = {"timeout": "> 0", "backoff": ">= 0", "max_backoff": ">= 0", "startup_timeout": "> 0"}
 _UNIT = ("threshold",)
 
 
@@ -234,6 +238,9 @@ def check_option_values(uri: ModelURI, options: dict[str, Any]) -> None:
     """Raise :class:`ModelError` (one line, exit 2) for an option value no backend can use:
     ``nan``/``inf``, ``timeout=0``, ``concurrency=0``, ``retries=-1``, a threshold outside [0, 1]."""
     for name, value in options.items():
+        if name == "server":
+            options[name] = served(uri, value)
+            continue
         is_number = isinstance(value, int | float) and not isinstance(value, bool)
         bad = ""
         if isinstance(value, float) and not math.isfinite(value):
@@ -256,6 +263,23 @@ def check_option_values(uri: ModelURI, options: dict[str, Any]) -> None:
             )
         if name in _COUNTS:
             options[name] = int(value)
+
+
+def served(uri: ModelURI, value: Any) -> bool:
+    """The ``?server=`` option: 1 (or true) runs a GGUF model behind a llama.cpp server that fairprobe
+    starts and stops (:mod:`fairprobe.models.llama_server`), 0 (or false) in-process. Anything else,
+    or on a model that is not a GGUF chat model, is one :class:`ModelError` line."""
+    if value not in (True, False, 0, 1) or isinstance(value, float):
+        raise ModelError(
+            f"option server={value!r} of {uri.shown} must be 1 (serve the GGUF with a llama.cpp server "
+            "that fairprobe starts and stops) or 0 (in-process)"
+        )
+    if value and not (uri.scheme == "gguf" or (uri.scheme == "embedded" and model_kind(uri) == "chat")):
+        raise ModelError(
+            f"option server=1 of {uri.shown}: only gguf:PATH and embedded:smollm2 models can be served by "
+            "fairprobe; drop ?server=1 (an OpenAI-compatible server you run yourself: openai+http://...)"
+        )
+    return bool(value)
 
 
 def check_uri_options(uri: str) -> None:
@@ -345,6 +369,10 @@ def _build(u: ModelURI, kind: Kind, options: dict[str, Any]) -> Any:
     if u.scheme == "gguf":
         from fairprobe.models.gguf_backend import GGUFChat
 
+        if served(u, options.pop("server", False)):
+            from fairprobe.models.llama_server import ServedGGUFChat
+
+            return _construct(ServedGGUFChat, u, (u.target,), options)
         return _construct(GGUFChat, u, (u.target,), options)
     if u.scheme == "py":
         from fairprobe.models.python_backend import PyClassifier
@@ -358,6 +386,11 @@ def _build(u: ModelURI, kind: Kind, options: dict[str, Any]) -> Any:
     from fairprobe.models.gguf_backend import GGUFChat
     from fairprobe.models.spacy_backend import SpacyClassifier
 
+    if served(u, options.pop("server", False)):
+        from fairprobe.models.embedded import smollm2_gguf_path
+        from fairprobe.models.llama_server import ServedGGUFChat
+
+        return _construct(ServedGGUFChat, u, (smollm2_gguf_path(),), options, model_id=f"embedded:{u.target}")
     for name in options:
         _check_option(SpacyClassifier if kind == "classifier" else GGUFChat, u, name)
     check_option_values(u, options)

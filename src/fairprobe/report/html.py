@@ -125,6 +125,7 @@ def render_html(
         for metric in flatten_metric_paths(metrics)
         if not metric.endswith("_n")
     ]
+    conditions = _conditions(summary, analysis)
     charts = {"bar": bar_chart, "venn": venn_chart, "radar": radar_chart}
     sections = [(s, charts[s.kind](s) if s.kind in charts else None) for s in analysis.sections]
     html = _env.get_template("report.html.j2").render(
@@ -133,6 +134,8 @@ def render_html(
         headline_text=analysis.headline,
         coverage_lines=coverage_lines(summary.get("coverage") or {}),
         evidence_rows=table_rows(summary.get("evidence") or []),
+        conditions=conditions,
+        counts_line=analysis.counts_line,
         tree=tree,
         reasons=list(zip(summary.get("reasons", []), _anchors(summary), strict=True)),
         sections=sections,
@@ -161,6 +164,22 @@ _SHOWN_ABOVE = {
     "coverage",
 }
 """Summary fields the report shows in its own sections: left out of the run record below them."""
+
+
+def _conditions(summary: dict[str, Any], analysis: Analysis) -> list[tuple[str, str, bool, str]]:
+    """The condition table's rows: (condition, measured, passed, from), in the analysis's words when
+    it gives them (:attr:`~fairprobe.report.sections.Analysis.condition_words`), else as written."""
+    rows = []
+    for text, r in (summary.get("thresholds") or {}).items():
+        if analysis.condition_words is not None:
+            condition, actual, source = analysis.condition_words(text, r)
+        else:
+            actual = "no data" if r.get("actual") is None else f"{r['actual']:.4g}"
+            if r.get("actual") is not None and r.get("path") and r["path"] != r.get("metric"):
+                actual += f" ({r['path']})"
+            condition, source = text, r.get("source") or "spec"
+        rows.append((condition, actual, bool(r.get("passed")), source))
+    return rows
 
 
 def _anchors(summary: dict[str, Any]) -> list[str]:

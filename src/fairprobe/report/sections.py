@@ -160,8 +160,9 @@ class Analysis:
     """Metric path -> how it reads in words (the verdict's reasons); see :class:`Explanation`."""
     headline: str = ""
     """A short plain-language summary of what the run found, written from the metrics."""
-    key_metrics: list[tuple[str, str]] = field(default_factory=list)
-    """(label, metric path) of the few metrics that matter most, shown first in the report."""
+    key_metrics: list[tuple[str, ...]] = field(default_factory=list)
+    """(label, metric path) of the few metrics that matter most, shown first in the report; a third
+    item ``"share"`` shows the value as a percentage whatever its name."""
     top_findings: list[str] = field(default_factory=list)
     """The worst findings in a few words each, worst first (the command line prints three)."""
     coverage: dict[str, Any] = field(default_factory=dict)
@@ -171,3 +172,9 @@ class Analysis:
     inconclusive: list[str] = field(default_factory=list)
     """Reasons, in words, why the run's measurements cannot be trusted (e.g. a judge that failed its
     control pairs). Any reason makes the verdict "inconclusive", whatever the thresholds say."""
+    condition_words: Callable[[str, dict[str, Any]], tuple[str, str, str]] | None = None
+    """``(condition text, its result in summary.json's thresholds)`` -> (the condition, what was
+    measured, where it came from) in words, for report.html's condition table; ``None``: the
+    condition as written and the measured number."""
+    counts_line: str = ""
+    """What was tested, in words, at the top of report.html (default: "tested N · invalid M")."""

@@ -8,6 +8,7 @@ holds the same resolved spec resumes (what is done is skipped); a different spec
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -23,14 +24,14 @@ from fairprobe.errors import (
     RunInterrupted,
     RunStateError,
 )
-from fairprobe.interrupts import model_stop
+from fairprobe.interrupts import model_stop, stop_on_sigint
 from fairprobe.judge.evidence import fill_coverage
 from fairprobe.judge.gates import explainer, namer, worder
 from fairprobe.judge.thresholds import DEFAULT_MAX_INVALID_RATE, Threshold, walk_metric
 from fairprobe.judge.verdict import decide, incomplete
 from fairprobe.models import meter
 from fairprobe.models.redact import redact_secrets
-from fairprobe.models.stop import request_stop, stop_on_sigint
+from fairprobe.models.stop import request_stop
 from fairprobe.models.uri import check_block_uris
 from fairprobe.report.html import render_html
 from fairprobe.report.writers import write_junit, write_summary
@@ -211,6 +212,8 @@ def run_block(
             "findings so far are kept and a re-run resumes; please report it"
         ) from exc
     finally:
+        with contextlib.suppress(Exception):
+            ctx.close_models()  # a llama.cpp server started for the run stops with it (?server=1)
         if cache is not None:
             cache.close()
     _record_throughput(store, started)

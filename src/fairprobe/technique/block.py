@@ -3,7 +3,9 @@ thresholds, allow_empty, max_invalid_rate) and the class-level declarations the 
 
 A technique package subclasses :class:`BlockBase` with its own options (pydantic fields, each with a
 ``description``): that one declaration gives the spec's validation, the command-line options and the
-Python API's keyword arguments (:mod:`fairprobe.cli.build`).
+Python API's keyword arguments (:mod:`fairprobe.cli.build`). A field marked
+:data:`~fairprobe.technique.markers.VERDICT_ONLY` or :data:`~fairprobe.technique.markers.MODEL_URI`
+(defined in :mod:`fairprobe.technique.markers`, re-exported here) gets the treatment its marker names.
 """
 
 from __future__ import annotations
@@ -14,34 +16,16 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from fairprobe.judge.thresholds import Threshold
+from fairprobe.technique.markers import MODEL_URI, VERDICT_ONLY, marked_fields, verdict_only_fields
 
-VERDICT_ONLY: dict[str, Any] = {"verdict_only": True}
-"""Marks a block field that decides how a run is judged, never what it asks the model: pass it as
-``Field(..., json_schema_extra=VERDICT_ONLY)``. Such a field is left out of the resume check (a
-finished run re-judged with another limit asks the model nothing), stored beside the run, ignored by
-``compare`` when it checks that two runs had the same inputs, and offered by the CLI and the API like
-any other option."""
-
-
-MODEL_URI: dict[str, Any] = {"model_uri": True}
-"""Marks a block field that holds a model URI (or a list of them): ``model``, ``judges``,
-``generator``. It is checked once, when the spec is validated (:func:`fairprobe.models.uri.check_model_uri`:
-an error names ``spec.yaml:LINE`` before the run folder exists), and its execution options
-(``?timeout=``, ``?retries=``) are left out of the resume check."""
-
-
-def marked_fields(model: type[BaseModel], marker: str) -> frozenset[str]:
-    """The fields of ``model`` whose ``json_schema_extra`` sets ``marker``."""
-    return frozenset(
-        name
-        for name, info in model.model_fields.items()
-        if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get(marker)
-    )
-
-
-def verdict_only_fields(model: type[BaseModel]) -> frozenset[str]:
-    """The fields of ``model`` marked :data:`VERDICT_ONLY`."""
-    return marked_fields(model, "verdict_only")
+__all__ = [
+    "MODEL_URI",
+    "VERDICT_ONLY",
+    "BlockBase",
+    "check_folder_name",
+    "marked_fields",
+    "verdict_only_fields",
+]
 
 
 class BlockBase(BaseModel):

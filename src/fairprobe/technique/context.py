@@ -60,6 +60,19 @@ class RunContext:
             self._models[key] = wrapper(inner, self._stores())
         return self._models[key]
 
+    def close_models(self) -> None:
+        """Stop what this run's models started (a llama.cpp server of ``?server=1``,
+        :mod:`fairprobe.models.llama_server`); the runner calls it when the run ends, however it ends."""
+        for wrapper in self._models.values():
+            model: Any = wrapper
+            for _ in range(4):  # CachedChatModel -> LLMClassifier -> CachedChatModel -> the backend
+                if getattr(model, "closes_with_run", False):
+                    model.close()
+                    break
+                model = getattr(model, "inner", None) or getattr(model, "chat_model", None)
+                if model is None:
+                    break
+
     def _check_model(self, kind: str, uri: str, fingerprint: Any) -> None:
         """One run, one model: a model whose fingerprint differs from the one this run recorded for
         the same URI (retrained weights, edited ``py:`` code, another served model) stops the run

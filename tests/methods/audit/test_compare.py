@@ -25,6 +25,13 @@ def test_two_black_boxes_audited_on_the_same_pool_and_compared_seed_by_seed(cli,
     assert back.returncode in (0, 1), back.stdout + back.stderr
     b = json.loads((tmp_path / "back" / "summary.json").read_text())["metrics"]["intervals"]
     assert (b["worse"], b["better"]) == (intervals["better"], intervals["worse"])
+    # in words (issue 43): no metric path on the screen, in summary.md or in report.html
+    from words_check import metric_words_problems, visible_text
+
+    html = visible_text((tmp_path / "back" / "report.html").read_text())
+    for text in (back.stdout, (tmp_path / "back" / "summary.md").read_text(), html):
+        assert not metric_words_problems(text), metric_words_problems(text)
+    assert "a slice got worse beyond chance" in html
 
 
 def test_runs_of_two_techniques_are_refused_with_one_line(cli, tmp_path):

@@ -21,6 +21,11 @@ def test_two_models_certified_and_compared_sentence_by_sentence(cli, tmp_path, t
     assert summary["technique"] == "certify" and m["paired"] >= 1
     assert set(m["slices"]) == {"certified", "eps_star"}
     assert summary["verdict"] in ("pass", "fail", "inconclusive")
+    from words_check import metric_words_problems, visible_text  # in words (issue 43)
+
+    html = visible_text((tmp_path / "two" / folders[0] / "report.html").read_text())
+    for text in ((tmp_path / "two" / folders[0] / "summary.md").read_text(), html):
+        assert not metric_words_problems(text), metric_words_problems(text)
     # The same model against itself: nothing changes, p = 1.
     same = cli("compare", f"two/{folders[1]}", f"two/{folders[1]}", "--out", "same")
     assert same.returncode == 0, same.stdout + same.stderr
