@@ -1,0 +1,101 @@
+"""Build the labelled corpus of real chat answers that measures the benchmark's chat answer parser
+(``fairprobe.methods.benchmark.chat``): BBQ multiple choice and DiscrimEval yes/no, asked exactly as
+``fairprobe benchmark bbq|discrim-eval --mode chat`` asks them (same prompt, temperature, max_tokens
+and seed, :func:`fairprobe.methods.benchmark.execute.chat_request`).
+
+    python bench/benchmark_chat_corpus.py generate [--model embedded:smollm2] [--bbq 240] [--discrim 140]
+    python bench/benchmark_chat_corpus.py label      # raw answers + the labelling rules -> the corpus
+
+``generate`` draws a seeded subset stratified by category (BBQ: every vendored category, both context
+conditions; DiscrimEval: every decision question) and writes the raw answers to
+``tests/data/benchmark/chat_answers_raw.jsonl`` (answers go through the global response cache, so a
+re-run asks the model nothing). ``label`` applies the hand-written rules below, which were checked by
+reading every answer, and writes ``tests/data/benchmark/chat_answers.jsonl``: one answer per line
+with ``expected`` = the intended option index (0, 1, 2) / ``"yes"`` / ``"no"``, or ``null`` (INVALID:
+the answer commits to no option, or to two).
+
+The rules are deliberately not the parser: they are per-answer-form decisions written while reading
+the answers (a table of the forms seen, and explicit per-answer labels where a form is not enough),
+so that the corpus measures the parser rather than restating it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))  # this checkout's code, whatever is installed
+
+from fairprobe.methods.benchmark import data as bdata  # noqa: E402
+from fairprobe.methods.benchmark import execute as bexec  # noqa: E402
+from fairprobe.methods.benchmark.technique import subset  # noqa: E402
+
+OUT = ROOT / "tests" / "data" / "benchmark"
+RAW = OUT / "chat_answers_raw.jsonl"
+CORPUS = OUT / "chat_answers.jsonl"
+SEED = 44
+
+
+def _items(n_bbq: int, n_discrim: int) -> list[tuple[str, dict]]:
+    bbq = subset(bdata.load("bbq").items, n_bbq, SEED)
+    de = subset(bdata.load("discrim-eval").items, n_discrim, SEED)
+    return [("bbq", it) for it in bbq] + [("discrim-eval", it) for it in de]
+
+
+def generate(args: argparse.Namespace) -> None:
+    from fairprobe.cli.common import cached_chat
+
+    chat = cached_chat(args.model)
+    todo = _items(args.bbq, args.discrim)
+    done = set()
+    if RAW.exists() and not args.fresh:
+        done = {json.loads(line)["item_id"] for line in RAW.read_text(encoding="utf-8").splitlines()}
+    start = time.perf_counter()
+    with RAW.open("a" if done else "w", encoding="utf-8") as out:
+        for k, (name, item) in enumerate(todo, 1):
+            if item["id"] in done:
+                continue
+            request = bexec.chat_request(name, item, seed=0)
+            (answer,) = chat.chat([request])
+            row = {
+                "item_id": item["id"],
+                "benchmark": name,
+                "category": item["category"],
+                "prompt": bexec.chat_prompt(name, item),
+                "text": answer.text,
+            }
+            if name == "bbq":
+                row.update(condition=item["condition"], options=item["answers"], label=item["label"],
+                           unknown=item["unknown"])  # fmt: skip
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            out.flush()
+            if k % 20 == 0:
+                print(f"{k}/{len(todo)} answers, {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    print(f"model: {args.model}; {len(todo)} answers in {RAW.relative_to(ROOT)}", file=sys.stderr)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("generate", help="ask the model; write the raw answers")
+    g.add_argument("--model", default="embedded:smollm2")
+    g.add_argument("--bbq", type=int, default=240, help="BBQ items (stratified by category)")
+    g.add_argument("--discrim", type=int, default=140, help="DiscrimEval items (stratified by question)")
+    g.add_argument("--fresh", action="store_true", help="start the raw file again")
+    sub.add_parser("label", help="apply the labelling rules; write the corpus")
+    args = ap.parse_args()
+    if args.command == "generate":
+        generate(args)
+    else:
+        from chat_corpus_labels import label_all  # bench/chat_corpus_labels.py: the rules
+
+        rows = [json.loads(x) for x in RAW.read_text(encoding="utf-8").splitlines() if x.strip()]
+        label_all(rows, CORPUS)
+
+
+if __name__ == "__main__":
+    main()
