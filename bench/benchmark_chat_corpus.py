@@ -5,6 +5,7 @@ and seed, :func:`fairprobe.methods.benchmark.execute.chat_request`).
 
     python bench/benchmark_chat_corpus.py generate [--model embedded:smollm2] [--bbq 240] [--discrim 140]
     python bench/benchmark_chat_corpus.py label      # raw answers + the labelling rules -> the corpus
+    python bench/benchmark_chat_corpus.py score [--show-errors]   # the parser on the corpus
 
 ``generate`` draws a seeded subset stratified by category (BBQ: every vendored category, both context
 conditions; DiscrimEval: every decision question) and writes the raw answers to
@@ -78,6 +79,29 @@ def generate(args: argparse.Namespace) -> None:
     print(f"model: {args.model}; {len(todo)} answers in {RAW.relative_to(ROOT)}", file=sys.stderr)
 
 
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def score(args: argparse.Namespace) -> None:
+    from fairprobe.methods.benchmark import chat_accuracy as acc
+
+    entries = acc.load(CORPUS)
+    print(f"corpus: {len(entries)} labelled chat answers in {CORPUS.relative_to(ROOT)}")
+    for name in ("bbq", "discrim-eval"):
+        s = acc.score(entries, name)
+        print(
+            f"\n{name}: {s.n} answers, accuracy {_pct(s.accuracy)}, misreads {s.misreads}, "
+            f"missed {s.missed}, INVALID read {_pct(s.invalid_rate)} (labelled {_pct(s.labelled_invalid_rate)})"
+        )
+        print(f"  {'class':8} {'support':>7} {'precision':>9} {'recall':>7}")
+        for c in s.classes:
+            print(f"  {c:8} {s.support(c):7d} {_pct(s.precision(c)):>9} {_pct(s.recall(c)):>7}")
+        if args.show_errors:
+            for e in s.errors:
+                print(f"    {e['id']}: {e['text']!r} -> {e['reading']} (label {e['label']})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -87,10 +111,15 @@ def main() -> None:
     g.add_argument("--discrim", type=int, default=140, help="DiscrimEval items (stratified by question)")
     g.add_argument("--fresh", action="store_true", help="start the raw file again")
     sub.add_parser("label", help="apply the labelling rules; write the corpus")
+    sc = sub.add_parser("score", help="measure the chat answer parser on the corpus")
+    sc.add_argument("--show-errors", action="store_true")
     args = ap.parse_args()
     if args.command == "generate":
         generate(args)
+    elif args.command == "score":
+        score(args)
     else:
+        sys.path.insert(0, str(Path(__file__).parent))
         from chat_corpus_labels import label_all  # bench/chat_corpus_labels.py: the rules
 
         rows = [json.loads(x) for x in RAW.read_text(encoding="utf-8").splitlines() if x.strip()]

@@ -32,8 +32,10 @@ from fairprobe.oracles.answers import parse_yes_no as read_yes_no
 from fairprobe.oracles.options import parse_choice as read_choice
 
 LETTERS = "ABC"
-MAX_TOKENS = 8
-"""Answer length asked of the model: the prompts ask for a letter or a yes/no only."""
+MAX_TOKENS = 32
+"""Answer length asked of the model. The prompts ask for a letter or a yes/no only, but a small chat
+model often lists the options instead ("A. The grandfather\nB. The grandson"): 32 tokens show that
+second line, which 8 tokens cut off, turning a list into what reads as a choice of A."""
 
 UNKNOWN_PHRASES = (
     "unknown", "cannot be determined", "can't be determined", "not answerable", "not known",
