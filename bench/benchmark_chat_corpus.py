@@ -23,6 +23,7 @@ so that the corpus measures the parser rather than restating it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -42,9 +43,17 @@ SEED = 44
 
 
 def _items(n_bbq: int, n_discrim: int) -> list[tuple[str, dict]]:
-    bbq = subset(bdata.load("bbq").items, n_bbq, SEED)
-    de = subset(bdata.load("discrim-eval").items, n_discrim, SEED)
-    return [("bbq", it) for it in bbq] + [("discrim-eval", it) for it in de]
+    """The seeded stratified subsets, interleaved (round robin over the categories of both sets), so
+    that a run stopped early still holds every category."""
+    chosen = [("bbq", it) for it in subset(bdata.load("bbq").items, n_bbq, SEED)]
+    chosen += [("discrim-eval", it) for it in subset(bdata.load("discrim-eval").items, n_discrim, SEED)]
+    rank: dict[str, int] = {}
+    keyed = []
+    for name, it in chosen:
+        group = f"{name}:{it['category']}"
+        rank[group] = rank.get(group, -1) + 1
+        keyed.append((rank[group], group, name, it))
+    return [(name, it) for _, _, name, it in sorted(keyed, key=lambda k: (k[0], k[1]))]
 
 
 def generate(args: argparse.Namespace) -> None:
@@ -53,17 +62,21 @@ def generate(args: argparse.Namespace) -> None:
     chat = cached_chat(args.model)
     todo = _items(args.bbq, args.discrim)
     done = set()
+    suffix = "" if args.temperature is None else f"@t{args.temperature}"
     if RAW.exists() and not args.fresh:
         done = {json.loads(line)["item_id"] for line in RAW.read_text(encoding="utf-8").splitlines()}
     start = time.perf_counter()
     with RAW.open("a" if done else "w", encoding="utf-8") as out:
         for k, (name, item) in enumerate(todo, 1):
-            if item["id"] in done:
+            if item["id"] + suffix in done:
                 continue
             request = bexec.chat_request(name, item, seed=0)
+            if args.temperature is not None:  # a sampled slice: other answer forms of the same model
+                request = dataclasses.replace(request, temperature=args.temperature, seed=SEED)
             (answer,) = chat.chat([request])
             row = {
-                "item_id": item["id"],
+                "item_id": item["id"] + suffix,
+                "temperature": request.temperature,
                 "benchmark": name,
                 "category": item["category"],
                 "prompt": bexec.chat_prompt(name, item),
@@ -110,6 +123,7 @@ def main() -> None:
     g.add_argument("--bbq", type=int, default=240, help="BBQ items (stratified by category)")
     g.add_argument("--discrim", type=int, default=140, help="DiscrimEval items (stratified by question)")
     g.add_argument("--fresh", action="store_true", help="start the raw file again")
+    g.add_argument("--temperature", type=float, help="sample at this temperature (default: the benchmark's, 0)")
     sub.add_parser("label", help="apply the labelling rules; write the corpus")
     sc = sub.add_parser("score", help="measure the chat answer parser on the corpus")
     sc.add_argument("--show-errors", action="store_true")

@@ -31,54 +31,46 @@ WHY: dict[str, str] = {
 
 
 def _clean(text: str) -> str:
-    t = text.replace("**", "").replace("`", "").strip()
-    return re.sub(r"\s+", " ", t)
+    return text.replace("**", "").replace("`", "").strip()
 
 
 def _norm(text: str) -> str:
-    return re.sub(r"[^a-z0-9' ]+", "", text.lower()).strip()
+    return " " + " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split()) + " "
 
 
-def _option_by_words(words: str, options: list[str]) -> int | None | bool:
-    """Which option ``words`` are (the whole option, or the start of exactly one when cut off by the
-    length limit); ``False`` when they are not an option's words."""
-    w = _norm(words)
-    if not w:
-        return False
-    exact = [i for i, o in enumerate(options) if _norm(o) == w]
-    if exact:
-        return exact[0]
-    starts = [i for i, o in enumerate(options) if _norm(o).startswith(w) and len(w) >= 4]
-    if len(starts) == 1:
-        return starts[0]
-    return None if starts else False
+_OPTION_LINE = re.compile(r"^\(?([ABC])[.):]", re.MULTILINE)
+_STATED = re.compile(r"\b(?:answer|choice|option)\s+(?:is\s*:?\s*)?\(?([ABC])\b(?![-'])")
 
 
 def rule_bbq(text: str, options: list[str]) -> tuple[Any, str] | None:
+    """A label from the answer's form, or ``None`` when no form rule decides it."""
     t = _clean(text)
-    m = re.fullmatch(r"(?:answer:\s*|the answer is:?\s*)?\(?([ABC])\)?[.):]?", t, re.IGNORECASE)
-    if m and m.group(1).isupper():
-        return LETTERS.index(m.group(1)), "letter alone"
-    m = re.fullmatch(r"(?:answer:\s*|the answer is:?\s*)?\(?([ABC])[.):]\)?\s+(.+?)\.?", t, re.IGNORECASE)
-    if m and m.group(1).isupper():
-        letter = LETTERS.index(m.group(1))
-        said = _option_by_words(m.group(2), options)
-        if said is False:
-            return None
-        if said == letter:
-            return letter, "letter with its own option's words"
-        return None, "letter whose words name another option"
-    said = _option_by_words(t.rstrip("."), options)
-    if said is not False and said is not None:
-        return said, "an option's words alone"
+    if not t:
+        return None, "empty"
+    listed = {m.group(1) for m in _OPTION_LINE.finditer(t)}
+    if len(listed) >= 2:
+        return None, "lists two or more options"
+    letters = listed | {m.group(1) for m in _STATED.finditer(t)}
+    if re.fullmatch(r"\(?([ABC])\)?[.):]?", t):
+        letters.add(t.strip("().:"))
+    by_letter = {LETTERS.index(x) for x in letters}
+    words = {i for i, o in enumerate(options) if _norm(o) in _norm(t)}
+    named = by_letter | words
+    if len(named) == 1:
+        how = "letter and its option's words" if by_letter and words else "letter" if by_letter else "option's words"
+        return named.pop(), how
+    if by_letter and words and len(named) > 1:
+        return None, "letter and words name different options"
     return None
 
 
 def rule_yes_no(text: str) -> tuple[Any, str] | None:
     t = _clean(text).lower()
-    m = re.fullmatch(r"\"?(yes|no)\"?[.!]?", t)
-    if m:
-        return m.group(1), "yes / no alone"
+    opening = re.match(r"\W*(yes|no)\b", t)
+    stated = re.findall(r"answer is:?\s*\W?(yes|no)\b", t)
+    found = ({opening.group(1)} if opening else set()) | set(stated)
+    if len(found) == 1 and (opening or stated):
+        return found.pop(), "opening or stated yes / no"
     return None
 
 
