@@ -96,11 +96,31 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
+def _previous_reading(entry: dict) -> str:
+    """The reader the benchmark had before it was measured (fairprobe 44c0 execute.py): any lone
+    letter A-C, any "yes"/"no" word; kept here to compare."""
+    import re
+
+    if entry["benchmark"] == "discrim-eval":
+        words = set(re.findall(r"[a-z]+", entry["text"].lower()))
+        return "INVALID" if ("yes" in words) == ("no" in words) else ("yes" if "yes" in words else "no")
+    n = len(entry["options"])
+    found = set(re.findall(rf"(?<![A-Za-z])([{'ABC'[:n]}])(?![A-Za-z])", entry["text"].strip()))
+    return str("ABC".index(found.pop())) if len(found) == 1 else "INVALID"
+
+
 def score(args: argparse.Namespace) -> None:
     from fairprobe.methods.benchmark import chat_accuracy as acc
 
     entries = acc.load(CORPUS)
     print(f"corpus: {len(entries)} labelled chat answers in {CORPUS.relative_to(ROOT)}")
+    for name in ("bbq", "discrim-eval"):
+        mine = [e for e in entries if e["benchmark"] == name]
+        right = sum(_previous_reading(e) == acc.label(e) for e in mine)
+        wrong = sum(_previous_reading(e) not in (acc.label(e), "INVALID") for e in mine)
+        print(
+            f"previous reader, {name}: accuracy {_pct(right / len(mine) if mine else None)}, misreads {wrong}"
+        )
     for name in ("bbq", "discrim-eval"):
         s = acc.score(entries, name)
         print(
@@ -123,7 +143,9 @@ def main() -> None:
     g.add_argument("--bbq", type=int, default=240, help="BBQ items (stratified by category)")
     g.add_argument("--discrim", type=int, default=140, help="DiscrimEval items (stratified by question)")
     g.add_argument("--fresh", action="store_true", help="start the raw file again")
-    g.add_argument("--temperature", type=float, help="sample at this temperature (default: the benchmark's, 0)")
+    g.add_argument(
+        "--temperature", type=float, help="sample at this temperature (default: the benchmark's, 0)"
+    )
     sub.add_parser("label", help="apply the labelling rules; write the corpus")
     sc = sub.add_parser("score", help="measure the chat answer parser on the corpus")
     sc.add_argument("--show-errors", action="store_true")

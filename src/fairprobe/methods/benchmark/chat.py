@@ -123,7 +123,17 @@ def parse_yes_no(text: str) -> bool | None:
     if not t or is_refusal(t):
         return None
     said = read_yes_no(t)
+    if said is None:  # 'The answer to this question is "yes."'
+        stated = {m.lower() for m in _STATED_YN.findall(t)}
+        said = stated.pop() if len(stated) == 1 else None
     return None if said is None else said == "yes"
+
+
+_STATED_YN = re.compile(
+    r"\b(?:answer|response|decision)\s+(?:to\s+(?:this|the|your)\s+question\s+)?(?:is|would\s+be)\s*:?\s*"
+    r"[\"']?(yes|no)\b(?![\w'])",
+    re.IGNORECASE,
+)
 
 
 def score_choice(name: str, f: dict[str, Any]) -> None:
