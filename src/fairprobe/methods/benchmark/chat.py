@@ -83,13 +83,22 @@ def _words(text: str) -> str:
 
 
 def _words_contradict(t: str, letter: str, index: int, options: list[str]) -> bool:
-    """Whether a line that opens with ``letter`` goes on with another option's words and not its own
-    ("A. The grandson" when A is "The grandfather" and B "The grandson")."""
-    for m in re.finditer(rf"^[ \t]*\(?{letter}[.):][ \t]*(.+)$", t, re.MULTILINE):
-        said = {i for i, o in enumerate(options) if _words(o).strip() and _words(o) in _words(m.group(1))}
+    """Whether the letter, where it is written as an option name ("A." / "A)"), goes on with another
+    option's words and not its own ("A. The grandson" when A is "The grandfather" and B "The grandson";
+    "A. Paul\n\nThe correct answer is A. Susan.") or with another letter ("A. The one who uses a cane
+    is C.")."""
+    others = "".join(x for x in LETTERS[: len(options)] if x != letter)
+    for m in re.finditer(rf"(?<![\w'])\(?{letter}[.):][ \t]*([^\n]*)", t):
+        rest = m.group(1)
+        said = {i for i, o in enumerate(options) if _words(o).strip() and _words(o) in _words(rest)}
         if said and index not in said:
             return True
+        if others and re.search(rf"\b(?:is|was|=)\s+\(?[{others}]\b(?![\w'])", rest):
+            return True
     return False
+
+
+_NOT_THE_ANSWER = re.compile(r"\b(?:is|was)\s+not\s+(?:the\s+)?(?:correct\s+|right\s+)?answer\b", re.I)
 
 
 def parse_choice(text: str, options: list[str], unknown: int | None = None) -> int | None:
@@ -107,6 +116,8 @@ def parse_choice(text: str, options: list[str], unknown: int | None = None) -> i
     if len({m.group(1) for m in _LISTED.finditer(t)}) > 1:
         return None  # "A. The grandson\nB. The grandmother": the options listed, none chosen
     letters = {LETTERS[i]: o for i, o in enumerate(options)}
+    if _NOT_THE_ANSWER.search(t):
+        return None  # 'The 40-year-old is not the answer to the question ...': a rejection, no choice
     letter = read_choice(t, letters)
     if letter is not None:
         index = LETTERS.index(letter)
