@@ -109,6 +109,30 @@ def _previous_reading(entry: dict) -> str:
     return str("ABC".index(found.pop())) if len(found) == 1 else "INVALID"
 
 
+def previous_at_8_tokens(entries: list[dict]) -> None:
+    """The previous reader on the temperature-0 BBQ answers cut to their first 8 tokens (what the
+    benchmark asked for before; greedy decoding makes the 8-token answer the 32-token one's start,
+    re-tokenized here with the model's own tokenizer)."""
+    from llama_cpp import Llama
+
+    from fairprobe.methods.benchmark import chat_accuracy as acc
+    from fairprobe.models.embedded import smollm2_gguf_path
+
+    tok = Llama(model_path=str(smollm2_gguf_path()), vocab_only=True, verbose=False)
+    rows = [e for e in entries if e["benchmark"] == "bbq" and e.get("temperature", 0.0) == 0.0]
+    misread = listed = 0
+    for e in rows:
+        cut = tok.detokenize(tok.tokenize(e["text"].encode(), add_bos=False)[:8]).decode(errors="ignore")
+        old = _previous_reading({**e, "text": cut})
+        if old not in ("INVALID", acc.label(e)):
+            misread += 1
+            listed += e["labelled"] == "lists two or more options"
+    print(
+        f"previous reader on {len(rows)} temperature-0 BBQ answers cut to 8 tokens: {misread} misreads "
+        f"({listed} of them a listed option set read as its first option)"
+    )
+
+
 def score(args: argparse.Namespace) -> None:
     from fairprobe.methods.benchmark import chat_accuracy as acc
 
@@ -149,11 +173,16 @@ def main() -> None:
     sub.add_parser("label", help="apply the labelling rules; write the corpus")
     sc = sub.add_parser("score", help="measure the chat answer parser on the corpus")
     sc.add_argument("--show-errors", action="store_true")
+    sc.add_argument("--previous-8-tokens", action="store_true", help="also the old reader on 8-token cuts")
     args = ap.parse_args()
     if args.command == "generate":
         generate(args)
     elif args.command == "score":
         score(args)
+        if args.previous_8_tokens:
+            from fairprobe.methods.benchmark import chat_accuracy as acc
+
+            previous_at_8_tokens(acc.load(CORPUS))
     else:
         sys.path.insert(0, str(Path(__file__).parent))
         from chat_corpus_labels import label_all  # bench/chat_corpus_labels.py: the rules
