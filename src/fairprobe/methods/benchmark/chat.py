@@ -12,9 +12,12 @@ fairprobe's measured Meta-Fair readers read one (:mod:`fairprobe.oracles.options
 :mod:`fairprobe.oracles.answers`: an explicit statement, then the opening, then what is left once
 negated and rejected mentions are set aside), by option letter or by the option's own words; an
 answer that commits to no option or to two is INVALID (``None``), counted apart and never scored.
-BBQ adds one rule: an answer that says the question cannot be answered from the context ("Cannot
-be determined", "Not enough information") picks the item's "unknown" option even when its words
-differ from that option's ("Not known"), as BBQ's own list of unknown phrasings does.
+The corpus called for four more rules: the options listed one per line ("A. The grandson\nB. The
+grandmother", what SmolLM2 answers most), a letter followed by another option's words or letter
+("A. The grandson" when A is "The grandfather"), and an option said to be "not the answer" are
+INVALID; and an answer that only says the question cannot be answered from the context ("Cannot be
+determined", "Not enough information") picks BBQ's "unknown" option even when its words differ from
+that option's ("Not known"), as BBQ's own list of unknown phrasings (:data:`UNKNOWN_PHRASES`) does.
 
 Measured on a hand-labelled corpus of real SmolLM2 chat answers to these prompts
 (``tests/data/benchmark/chat_answers.jsonl``; ``python bench/benchmark_chat_corpus.py``): see
