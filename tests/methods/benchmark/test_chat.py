@@ -56,7 +56,7 @@ def test_unreadable_chat_answers_are_counted_apart(cli, tmp_path: Path, name: st
     assert sum(c.get("invalid", 0) for c in per.values()) == invalid
 
 
-@pytest.mark.slow  # 68 s on the loaded 2-core machine (6 answers of up to 32 tokens)
+@pytest.mark.slow  # 24-68 s on the shared 2-core machine (6 answers of up to 32 tokens)
 def test_smollm2_answers_bbq_and_discrim_eval_through_the_chat_path(
     cli, tmp_path: Path, smollm2_gguf
 ) -> None:
