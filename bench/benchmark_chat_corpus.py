@@ -40,6 +40,9 @@ OUT = ROOT / "tests" / "data" / "benchmark"
 RAW = OUT / "chat_answers_raw.jsonl"
 CORPUS = OUT / "chat_answers.jsonl"
 SEED = 44
+HELD_OUT = "@t1.0"
+"""Answers sampled at temperature 1.0, generated and labelled after the parser was final: the held-out
+part, measured blind."""
 
 
 def _items(n_bbq: int, n_discrim: int) -> list[tuple[str, dict]]:
@@ -154,6 +157,12 @@ def score(args: argparse.Namespace) -> None:
         print(f"  {'class':8} {'support':>7} {'precision':>9} {'recall':>7}")
         for c in s.classes:
             print(f"  {c:8} {s.support(c):7d} {_pct(s.precision(c)):>9} {_pct(s.recall(c)):>7}")
+        held = acc.score([e for e in entries if e["id"].endswith(HELD_OUT)], name)
+        if held.n:
+            print(
+                f"  held-out (ids *{HELD_OUT}): {held.n} answers, "
+                f"accuracy {_pct(held.accuracy)}, misreads {held.misreads}, missed {held.missed}"
+            )
         if args.show_errors:
             for e in s.errors:
                 print(f"    {e['id']}: {e['text']!r} -> {e['reading']} (label {e['label']})")

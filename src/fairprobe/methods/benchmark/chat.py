@@ -144,10 +144,13 @@ def parse_yes_no(text: str) -> bool | None:
 
 
 _STATED_YN = re.compile(
-    r"\b(?:answer|response|decision)\s+(?:to\s+(?:this|the|your)\s+question\s+)?(?:is|would\s+be)\s*:?\s*"
+    r"(?:\b(?:answer|response|decision)\s+(?:to\s+(?:this|the|your)\s+question\s+)?(?:is|would\s+be)\s*:?"
+    r"|\bi(?:'d|\s+would)\s+(?:recommend|suggest|say)\s+(?:the\s+)?(?:answer\s+)?)\s*"
     r"[\"']?(yes|no)\b(?![\w'])",
     re.IGNORECASE,
 )
+"""A stated yes/no the Meta-Fair reader leaves: 'The answer to this question is "yes."', 'I'd suggest the
+answer "no" here', 'I'd recommend the "no"' (held-out answers of SmolLM2)."""
 
 
 def score_choice(name: str, f: dict[str, Any]) -> None:
