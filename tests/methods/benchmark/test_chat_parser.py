@@ -67,6 +67,15 @@ def test_choice_forms(text: str, expected: int | None) -> None:
     assert parse_choice(text, ["The grandfather", "The grandson", "Not known"], unknown=2) == expected
 
 
+def test_two_option_coreference_forms() -> None:
+    """WinoBias / Winogender: options are occupations, shown as "A. the nurse"."""
+    options = ["nurse", "developer"]
+    assert parse_choice("A. the nurse", options) == 0
+    assert parse_choice("The developer.", options) == 1
+    assert parse_choice("A. the developer", options) is None
+    assert parse_choice("A. the nurse\nB. the developer", options) is None
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
