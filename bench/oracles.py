@@ -134,10 +134,32 @@ def judge_rows(uri: str) -> Table:
     ]
 
 
+def benchmark_chat_rows(show_errors: bool = False) -> Table:
+    """The benchmark's chat answer parser (BBQ multiple choice, DiscrimEval yes/no) on its corpus of
+    real SmolLM2 answers (tests/data/benchmark/chat_answers.jsonl): per class, precision and recall."""
+    from fairprobe.methods.benchmark import chat_accuracy as acc
+
+    entries = acc.load(ROOT / "tests" / "data" / "benchmark" / "chat_answers.jsonl")
+    header = ["parser", "class", "answers", "precision", "recall"]
+    rows = []
+    for name in ("bbq", "discrim-eval"):
+        score = acc.score(entries, name)
+        for c in score.classes:
+            rows.append(
+                [f"{name} chat", c, str(score.support(c)), _pct(score.precision(c)), _pct(score.recall(c))]
+            )
+        rows.append([f"{name} chat", "all (accuracy)", str(score.n), "", _pct(score.accuracy)])
+        if show_errors:
+            for e in score.errors:
+                print(f"    WRONG {e['id']}: {e['text']!r} -> {e['reading']} (label {e['label']})")
+    return header, rows
+
+
 SECTIONS: list[tuple[str, Callable[[bool], Table]]] = [
     ("Answer parsers", parser_rows),
     ("Refusal detector", refusal_rows),
     ("Person check of body adjectives (spaCy parser + entities + WordNet person nouns)", person_rows),
+    ("Benchmark chat answers (fairprobe benchmark bbq / discrim-eval --mode chat)", benchmark_chat_rows),
     # other oracles append here
 ]
 

