@@ -142,7 +142,7 @@ def test_compare_names_the_word_pair_that_got_worse(cli, tmp_path):
 
 @pytest.mark.slow
 def test_a_large_comparison_pages_its_findings_like_a_run(cli, tmp_path):
-    """Over 2,000 paired cases (9,373 mutants of the 200 bundled IMDB reviews) the findings view is
+    """Over 2,000 paired cases (gender, race, body and age mutants of the 200 bundled IMDB reviews) the findings view is
     paged into report-findings/ as a run's report is, so report.html stays small; a smaller comparison
     into the same folder removes the pages."""
     from fairprobe.report.findings_view import INLINE_MAX, read_page
@@ -151,7 +151,7 @@ def test_a_large_comparison_pages_its_findings_like_a_run(cli, tmp_path):
     (tmp_path / "she.py").write_text(SHE_LOAN.replace('"late"', '"bad"'))
     for name in ("fair", "she"):
         r = cli("hinter", "--model", f"py:{name}:classify", "--data", "imdb-sample", "--attributes",
-                "gender,race", "--order", "1", "--no-invariant", "--out", f"big/{name}")  # fmt: skip
+                "gender,race,body,age", "--order", "1", "--no-invariant", "--out", f"big/{name}")  # fmt: skip
         assert r.returncode in (0, 1), r.stdout + r.stderr
     r = cli("compare", "big/fair", "big/she", "--out", "cmp")
     assert r.returncode == 1, r.stdout + r.stderr
