@@ -10,7 +10,10 @@ lm-evaluation-harness's ``loglikelihood`` requests compute it (the likelihood be
   no log-probability and is left out). llama-cpp-python's server (0.3.x) is refused: its echoed
   log-probabilities are shifted by one token (" of" after "The capital" at -10.5 instead of the
   in-process -0.75).
-- ``hf:PATH``: a Hugging Face causal LM (transformers), same sum as the in-process GGUF.
+- ``hf:PATH``: a Hugging Face model (transformers, :mod:`.scoring_hf`): a causal LM gives the same sum
+  as the in-process GGUF (``hf:PATH/NAME.gguf`` reads a GGUF file, dequantised); a masked LM
+  (``*ForMaskedLM``) gives the CrowS-Pairs authors' pseudo-log-likelihood (:mod:`.mlm`), for
+  CrowS-Pairs only: :func:`check_likelihood_model` refuses it for the other benchmarks with one line.
 
 A chat-only model (``openai:``, ``py-chat:``) has no likelihood: :func:`load_scorer` refuses it with
 one line. Scores are cached through the run's store like every model answer: the scorer is wrapped
@@ -157,36 +160,6 @@ class CompletionsScorer:
         return total, n
 
 
-class HFScorer:
-    """A transformers causal LM (local path or hub id)."""
-
-    def __init__(self, target: str):
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        from fairprobe.models.hf_backend import resolve_source
-
-        source, _local = resolve_source(target)
-        self._tok = AutoTokenizer.from_pretrained(source)
-        self._model = AutoModelForCausalLM.from_pretrained(source).eval()
-        self._torch = torch
-        bos = self._tok.bos_token_id if self._tok.bos_token_id is not None else self._tok.eos_token_id
-        self._prefix = [bos] if bos is not None else []
-        self.fingerprint = Fingerprint(
-            backend="hf-loglik", model_id=f"hf:{target}", weights=source, params={}
-        )
-
-    def loglik(self, context: str, continuation: str) -> tuple[float, int]:
-        enc = self._tok
-        ctx = self._prefix + (enc(context, add_special_tokens=False)["input_ids"] if context else [])
-        whole = self._prefix + enc(context + continuation, add_special_tokens=False)["input_ids"]
-        start = max(1, len(ctx))
-        with self._torch.no_grad():
-            logits = self._model(self._torch.tensor([whole])).logits[0].double().numpy()
-        logp = _log_softmax(logits[start - 1 : len(whole) - 1])
-        return float(logp[np.arange(len(whole) - start), whole[start:]].sum()), len(whole) - start
-
-
 class ScorerClassifier:
     """A scorer behind the :class:`~fairprobe.models.base.Classifier` protocol, so the run's cache
     stores its answers: input ``json.dumps([context, continuation])``, scores ``logprob``/``tokens``."""
@@ -194,6 +167,16 @@ class ScorerClassifier:
     def __init__(self, scorer: Any):
         self.scorer = scorer
         self.fingerprint = scorer.fingerprint
+        self.likelihood: str = getattr(scorer, "likelihood", "causal")
+        """Which likelihood the scores are: ``causal`` or ``masked-lm-pll``."""
+        self.method: str | None = getattr(scorer, "method", None)
+        """The summary's words for it where they differ from the benchmark's default."""
+
+    def requests(self, name: str, item: dict[str, Any]) -> list[tuple[str, str]]:
+        """The (context, continuation) requests of benchmark ``name``'s item (lm-eval's conventions)."""
+        from fairprobe.methods.benchmark.execute import requests
+
+        return requests(name, item)
 
     def predict(self, texts: list[str]) -> list[Prediction]:
         requests = [json.loads(t) for t in texts]
@@ -213,6 +196,61 @@ class ScorerClassifier:
             for i, (logprob, tokens) in zip(indices, scores, strict=True):
                 out[i] = Prediction(frozenset(["scored"]), {"logprob": logprob, "tokens": float(tokens)})
         return out
+
+
+class PairScorerClassifier(ScorerClassifier):
+    """The masked-LM scorer behind the classifier protocol. A sentence's pseudo-log-likelihood
+    depends on its pair (only the tokens both sentences share are masked), so a request is
+    ``json.dumps([partner, sentence])``; ``logprob`` is the score rounded as ``metric.py`` rounds it
+    (a tie is neutral), ``pll`` the unrounded sum, ``tokens`` the tokens masked."""
+
+    def requests(self, name: str, item: dict[str, Any]) -> list[tuple[str, str]]:
+        if name != "crows-pairs":
+            raise ModelError(_masked_refusal(name))
+        return [(item["sent_less"], item["sent_more"]), (item["sent_more"], item["sent_less"])]
+
+    def predict(self, texts: list[str]) -> list[Prediction]:
+        from fairprobe.methods.benchmark.mlm import ROUND
+
+        out = []
+        for text in texts:
+            partner, sentence = json.loads(text)
+            try:
+                total, tokens = self.scorer.pll(sentence, partner)
+            except ModelError as exc:
+                if "does not fit" not in str(exc):
+                    raise
+                out.append(Prediction(frozenset([INVALID])))
+                continue
+            scores = {"logprob": round(total, ROUND), "pll": total, "tokens": float(tokens)}
+            out.append(Prediction(frozenset(["scored"]), scores))
+        return out
+
+
+def _masked_refusal(benchmark: str) -> str:
+    why = (
+        "StereoSet scores a masked LM by filling the blank (its eval_discriminative_models.py), which "
+        "fairprobe does not implement"
+        if benchmark == "stereoset"
+        else f"{benchmark} compares answer likelihoods given a context, which needs a causal LM"
+    )
+    return (
+        f"a masked LM scores only crows-pairs (the authors' pseudo-log-likelihood); {why}: use a causal "
+        "LM (embedded:smollm2, gguf:PATH, an hf: *ForCausalLM model)"
+    )
+
+
+def check_likelihood_model(uri: str, benchmark: str) -> None:
+    """Refuse, with one line and without loading weights, an ``hf:`` model that scores no likelihood
+    (a classifier, an encoder without an LM head) or a masked LM for a benchmark other than
+    CrowS-Pairs."""
+    u = parse_uri(split_query(uri)[0])
+    if u.scheme != "hf":
+        return
+    from fairprobe.methods.benchmark.scoring_hf import likelihood_kind
+
+    if likelihood_kind(u.target) == "masked" and benchmark != "crows-pairs":
+        raise ModelError(f"hf:{u.target} is a masked LM: {_masked_refusal(benchmark)}")
 
 
 def load_scorer(uri: str) -> ScorerClassifier:
@@ -241,7 +279,11 @@ def load_scorer(uri: str) -> ScorerClassifier:
             raise ModelError(f"GGUF file {path} does not exist; give the path of a .gguf model file")
         return ScorerClassifier(GGUFScorer(str(path), f"gguf:{path.name}", n_ctx=n_ctx, n_threads=threads))
     if u.scheme == "hf":
-        return ScorerClassifier(HFScorer(u.target))
+        from fairprobe.methods.benchmark import scoring_hf
+
+        if scoring_hf.likelihood_kind(u.target) == "masked":
+            return PairScorerClassifier(scoring_hf.masked_scorer(u.target))
+        return ScorerClassifier(scoring_hf.HFCausalScorer(u.target))
     return ScorerClassifier(
         CompletionsScorer(u.target, u.fragment, timeout=float(options.get("timeout", 120)))
     )
