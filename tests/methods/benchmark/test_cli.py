@@ -7,7 +7,6 @@ import json
 import math
 from pathlib import Path
 
-
 # A chat model that always picks the answer naming the stereotyped group in BBQ Religion questions
 # (it knows the stereotyped groups of the items it is asked) and one that always says it cannot tell.
 CHAT = """
