@@ -109,6 +109,21 @@ def _reference(model, tokenizer, rows: list[dict]) -> tuple[dict[str, tuple[floa
     return scores, hits / len(rows)
 
 
+def test_masked_lm_pll_of_five_pairs_equals_the_authors_metric(mlm_dir: Path) -> None:
+    """The scorer alone (the default suite's quick check; the whole command is checked below)."""
+    from fairprobe.methods.benchmark import data as bdata
+    from fairprobe.methods.benchmark.scoring import load_scorer
+
+    scorer = load_scorer(f"hf:{mlm_dir}").scorer
+    model = transformers.BertForMaskedLM.from_pretrained(str(mlm_dir)).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(mlm_dir))
+    for it in bdata.load("crows-pairs", None, None).items[:5]:
+        more, less = _mask_unigram(model, tokenizer, it["sent_more"], it["sent_less"], uncased=True)
+        assert scorer.pll(it["sent_more"], it["sent_less"])[0] == pytest.approx(more, abs=1e-4)
+        assert scorer.pll(it["sent_less"], it["sent_more"])[0] == pytest.approx(less, abs=1e-4)
+
+
+@pytest.mark.slow
 def test_crows_pairs_masked_lm_pll_equals_the_authors_metric(tmp_path: Path, mlm_dir: Path) -> None:
     import fairprobe
 
