@@ -161,7 +161,7 @@ class CompletionsScorer:
         ``log p(x_i | x_<=i)``, not a shift of the right ones (measured: " rope" at -7.24, -9.32
         in-process). A prompt that starts with the BOS token's text is tokenized with it
         (``special=True``), and then the echoed log-probabilities equal in-process llama.cpp's to
-        four decimals. Each candidate prefix is checked against a value the server computes right:
+        four decimals (upstream: abetlen/llama-cpp-python#1276, #1471). Each candidate prefix is checked against a value the server computes right:
         the log-probability of one generated token (forced by a logit bias, reported unbiased)."""
         probe = "The capital of France is Paris."
         for prefix in ("", *BOS_CANDIDATES):
