@@ -7,8 +7,6 @@ import json
 import math
 from pathlib import Path
 
-import pytest
-
 # A chat model that always picks the answer naming the stereotyped group in BBQ Religion questions
 # (it knows the stereotyped groups of the items it is asked) and one that always says it cannot tell.
 CHAT = """
@@ -86,21 +84,3 @@ def test_bbq_through_the_chat_path_and_compare(cli, tmp_path: Path) -> None:
     r = cli("compare", "fair", "biased", "--out", "cmp")
     assert r.returncode in (0, 1), r.stderr
     assert (tmp_path / "cmp" / "summary.json").is_file()
-
-
-@pytest.mark.slow
-def test_completions_scorer_refuses_llama_cpp_python_server(llama_server: str) -> None:
-    """llama-cpp-python's server echoes log-probabilities shifted by one token (measured: " of" after
-    "The capital" scores -10.5 there, -0.75 in-process on the same GGUF), so the scorer refuses it
-    with one line instead of computing wrong likelihoods."""
-    import httpx
-
-    from fairprobe.errors import ModelError
-    from fairprobe.methods.benchmark.scoring import CompletionsScorer
-
-    body = {"model": "smollm2", "prompt": "The capital of France is Paris.", "max_tokens": 1, "echo": True,
-            "logprobs": 1, "temperature": 0}  # fmt: skip
-    lp = httpx.post(f"{llama_server}/completions", json=body, timeout=120).json()["choices"][0]["logprobs"]
-    assert lp["tokens"][2] == " of" and lp["token_logprobs"][2] < -5  # still shifted: the reason to refuse
-    with pytest.raises(ModelError, match="shifted by one token"):
-        CompletionsScorer(llama_server, "smollm2")

@@ -84,7 +84,7 @@ def analyse(block: Any, findings: list[dict[str, Any]], seed: int) -> Analysis:
         **invalid_fields(invalid, len(findings)),
         "bias_gap_items_needed": items_needed(gap, gap_ci, len(rows)),
         "benchmark": name,
-        "method": METHOD.get(name, mode),
+        "method": next((f["method"] for f in findings if f.get("method")), METHOD.get(name, mode)),
         "bias_gap": gap,
         "bias_gap_ci": gap_ci,
         "bias_gap_n": len(rows),

@@ -31,10 +31,11 @@ def resolved_mode(block: BenchmarkBlock) -> str:
         or (block.mode == "auto" and likely)
         or block.benchmark in bexec.LIKELIHOOD_ONLY
     ):
-        if not likely:
-            from fairprobe.methods.benchmark.scoring import load_scorer
+        from fairprobe.methods.benchmark.scoring import check_likelihood_model, load_scorer
 
+        if not likely:
             load_scorer(block.model)  # raises the one-line refusal
+        check_likelihood_model(block.model, block.benchmark)  # a masked LM scores crows-pairs only
         return "likelihood"
     return "chat"
 
@@ -98,11 +99,13 @@ def execute(block: BenchmarkBlock, ctx: RunContext) -> None:
     if mode == "likelihood":
         from fairprobe.methods.benchmark.scoring import load_scorer
 
-        model = ctx.wrap_classifier(load_scorer(block.model), chunk_size=BATCH)
+        scorer = load_scorer(block.model)
+        model = ctx.wrap_classifier(scorer, chunk_size=BATCH)
+        ctx.record_info(likelihood=scorer.likelihood)
         with ctx.progress("scoring", len(todo)) as bar:
             for start in range(0, len(todo), BATCH):
                 batch = todo[start : start + BATCH]
-                reqs = [bexec.requests(block.benchmark, it) for it in batch]
+                reqs = [scorer.requests(block.benchmark, it) for it in batch]
                 flat = [bexec.key(r) for rs in reqs for r in rs]
                 preds = iter(model.predict(flat))
                 findings = []
@@ -111,7 +114,10 @@ def execute(block: BenchmarkBlock, ctx: RunContext) -> None:
                     for _ in rs:
                         p = next(preds)
                         scores.append(None if bexec.is_invalid_prediction(p.labels) else dict(p.scores))
-                    findings.append(bexec.judge_likelihood(block.benchmark, it, scores))
+                    finding = bexec.judge_likelihood(block.benchmark, it, scores)
+                    if scorer.method:  # the summary names the likelihood (masked-LM PLL)
+                        finding["method"] = scorer.method
+                    findings.append(finding)
                 ctx.add_findings(findings)
                 bar.advance(len(batch))
         ctx.record_info(model_calls=model.calls, cached_answers=model.hits)
