@@ -43,7 +43,7 @@ def test_ctrl_c_over_http_stops_promptly_keeps_answers_and_a_rerun_asks_only_the
     port = free_port()  # the same endpoint both times: the base URL is part of the model's fingerprint
     with LatencyServer(latency=0.5, log=str(logs[0]), port=port) as server:
         args = [str(exe), "hinter", "--model", server.uri(concurrency=concurrency), "--data", "texts.jsonl",
-                "--task", "imdb", "--few-shot-data", "shots.jsonl", "--attributes", "race,gender",
+                "--task", "imdb", "--few-shot-data", "shots.jsonl", "--attributes", "race,gender,age,body",
                 "--order", "2", "--no-invariant", "--out", "run"]  # fmt: skip
         proc = subprocess.Popen(
             args,
