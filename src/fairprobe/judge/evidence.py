@@ -21,7 +21,8 @@ reads the evidence in both directions:
 
 Counts: a slice's interval is over its texts (one trial per text, the effective count
 ``rate × texts`` of ``texts``), because mutants of one text are correlated; the rate itself is over
-mutants or executions.
+mutants or executions. A metric names its unit of evidence beside it (``<name>_unit``, or ``unit`` in
+an entry): Meta-Fair's are tests, CAFFE's bias types count knowledge-base triples; "texts" otherwise.
 """
 
 from __future__ import annotations
@@ -181,6 +182,9 @@ def assess(metrics: dict[str, Any], conditions: list[Threshold], words: Any = No
             n = _sibling(metrics, path, "_n")
             texts = _sibling(metrics, path, "_texts") or _sibling(metrics, path, "_clusters")
             row.update(rate=value, ci=ci, n=n, texts=texts)
+            unit = _sibling(metrics, path, "_unit")  # what a "text" is (CAFFE: knowledge-base triples)
+            if isinstance(unit, str) and unit:
+                row["unit"] = unit
             if value is None or bound is None:
                 row["status"] = UNTESTED
                 continue
@@ -208,7 +212,8 @@ def _not_shown(row: dict[str, Any], said: str) -> str:
     what = said or f"{row['metric']} is {percent(row['rate']) if share else row['rate']}"
     ci = row["ci"]
     texts = row.get("texts")
-    over = f"{texts:,} texts" if isinstance(texts, int) else "this run"
+    unit = row.get("unit", "texts")
+    over = f"{texts:,} {unit}" if isinstance(texts, int) else "this run"
     reach = (
         f"{over} can only show a rate below {percent(ci[1])} (95% CI {interval(ci, share)})"
         if ci and share
@@ -216,9 +221,9 @@ def _not_shown(row: dict[str, Any], said: str) -> str:
     )
     need = row.get("texts_needed")
     if need is not None and isinstance(texts, int) and need > texts:
-        more = f"; about {need:,} texts would be needed at the observed rate"
+        more = f"; about {need:,} {unit} would be needed at the observed rate"
     elif need is not None and not isinstance(texts, int):
-        more = f"; about {need:,} texts would be needed at the observed rate"
+        more = f"; about {need:,} {unit} would be needed at the observed rate"
     else:
         more = "; at the observed rate no number of texts would show it within the gate"
     return f"not enough evidence that {row['attribute']} is within the {g} gate: {what}, but {reach}{more}"

@@ -31,7 +31,8 @@ GENERATION = (
     "pair_mode",
     "generator_max_tokens",
 )
-"""The block's fields ``caffe generate`` reads; ``caffe run`` takes the case(s) and the rest."""
+"""The block's fields ``caffe generate`` reads; ``caffe run`` takes the case(s) and the rest, and
+``bias_types`` (it cuts a prompts file to those bias types)."""
 
 
 def add_commands(app: typer.Typer) -> None:
@@ -53,7 +54,7 @@ def add_commands(app: typer.Typer) -> None:
         "caffe",
         CaffeBlock,
         name="run",
-        fields=["case", *(f for f in cli_fields(CaffeBlock) if f not in GENERATION)],
+        fields=["case", *(f for f in cli_fields(CaffeBlock) if f not in GENERATION or f == "bias_types")],
         required=("prompts",),
         doc="Execute prompt pairs against the model under test and judge them (PASS/FAIL per pair).",
     )

@@ -264,6 +264,14 @@ def execute(block: CaffeBlock, ctx: RunContext) -> None:
     by_id = {c.identifier: c for c in cases}
     model_uri = _model_for(block, cases)
     pairs = read_prompts(block.prompts) if block.prompts else _generate(block, cases, ctx)
+    if block.prompts and block.bias_types:  # generation draws only these; a prompts file is cut to them
+        held = sorted({p["bias_type"] for p in pairs})
+        pairs = [p for p in pairs if p["bias_type"] in block.bias_types]
+        if not pairs:
+            raise DataError(
+                f"{block.prompts} has no pair of bias type(s) {', '.join(block.bias_types)}; "
+                f"it has: {', '.join(held)}"
+            )
     unknown = sorted({p["case"] for p in pairs} - set(by_id))
     skipped = sum(p["case"] not in by_id for p in pairs)
     pairs = [p for p in pairs if p["case"] in by_id]
