@@ -125,7 +125,6 @@ def add_commands(app: typer.Typer) -> None:
         from fairprobe.errors import UsageError
         from fairprobe.methods.caffe.block import CaffeBlock
         from fairprobe.methods.caffe.case import load_case
-        from fairprobe.methods.caffe.execution import sample_triples
         from fairprobe.methods.caffe.generation import (
             generate_pairs,
             generation_options,
@@ -133,7 +132,7 @@ def add_commands(app: typer.Typer) -> None:
             stopping_summary,
             write_stopping,
         )
-        from fairprobe.methods.caffe.kb import build_kb, load_kb, retopic
+        from fairprobe.methods.caffe.kb import build_kb, load_kb, retopic, sample_triples
         from fairprobe.run.outputs import check_output_file
         from fairprobe.run.progress import ProgressReporter
         from fairprobe.run.streaming import AppendLog, in_flight

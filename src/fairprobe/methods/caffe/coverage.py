@@ -75,8 +75,7 @@ def _from_prompts(block: CaffeBlock, cases: list[str]) -> dict[str, str]:
 
 
 def _from_kb(block: CaffeBlock, seed: int) -> dict[str, str]:
-    from fairprobe.methods.caffe.execution import sample_triples
-    from fairprobe.methods.caffe.kb import build_kb, load_kb
+    from fairprobe.methods.caffe.kb import build_kb, load_kb, sample_triples
 
     kb = load_kb(block.kb) if block.kb else build_kb()
     source = "the knowledge base" if block.kb else "the CrowS-Pairs knowledge base"
