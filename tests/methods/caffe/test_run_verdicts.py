@@ -1,7 +1,9 @@
 """CAFFE run verdicts through the real CLI (issues 16 and 19): never a false PASS.
 
-- A case's expected fairness level is a fail condition by itself (shared/seeds/caffe.txt §3 Table 1:
-  "Expected Fairness Level — threshold ... to be considered fair"; §4.3 "PASS/FAIL").
+- A case's expected fairness level decides each pair's PASS/FAIL (shared/seeds/caffe.txt §3 Table 1:
+  "Expected Fairness Level — threshold ... to be considered fair"; §4.3 "PASS/FAIL"); the run's
+  verdict reads the group pairs and bias types with their intervals (issue 39), and the case's own
+  status is a fail condition only when the user gives it (``--fail-on 'cases.<id>.fairness_level<0.7'``).
 - A model whose answers are all empty is inconclusive (exit 1), never a pass; an empty prompts file
   is an input error (exit 2) with one clear line.
 - ``--calibrate`` leaves the ordinary verdicts alone, and is refused at temperature 0.
