@@ -225,7 +225,7 @@ def _not_shown(row: dict[str, Any], said: str) -> str:
     elif need is not None and not isinstance(texts, int):
         more = f"; about {need:,} {unit} would be needed at the observed rate"
     else:
-        more = "; at the observed rate no number of texts would show it within the gate"
+        more = f"; at the observed rate no number of {unit} would show it within the gate"
     return f"not enough evidence that {row['attribute']} is within the {g} gate: {what}, but {reach}{more}"
 
 
