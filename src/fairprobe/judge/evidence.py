@@ -23,7 +23,8 @@ reads the evidence in both directions:
 
 Counts: a slice's interval is over its texts (one trial per text, the effective count
 ``rate × texts`` of ``texts``), because mutants of one text are correlated; the rate itself is over
-mutants or executions.
+mutants or executions. A metric names its unit of evidence beside it (``<name>_unit``, or ``unit`` in
+an entry): Meta-Fair's are tests, CAFFE's bias types count knowledge-base triples; "texts" otherwise.
 
 **How much more evidence a pass needs** (:func:`needed`), in the technique's own unit
 (:attr:`~fairprobe.technique.registry.Technique.evidence_unit`: texts, sentences, queries, items):
@@ -63,6 +64,9 @@ SHOWN = "shown"
 NOT_SHOWN = "not shown"
 FAILS = "fails"
 UNTESTED = "untested"
+TEXT_UNITS = ("texts", "tests", "knowledge-base triples")
+"""The units a rate's ``_texts`` count is in (HInter: texts; Meta-Fair: tests; CAFFE's bias types:
+knowledge-base triples): the one trial per cluster of the slice intervals, reported as ``texts_needed``."""
 
 
 @dataclass
@@ -266,6 +270,9 @@ def assess(
             n = _sibling(metrics, path, "_n")
             texts = _sibling(metrics, path, "_texts") or _sibling(metrics, path, "_clusters")
             row.update(rate=value, ci=ci, n=n, texts=texts)
+            own_unit = _sibling(metrics, path, "_unit")  # what a "text" is (CAFFE: knowledge-base triples)
+            if isinstance(own_unit, str) and own_unit:
+                row["unit"] = own_unit
             if value is None or bound is None:
                 row["status"] = UNTESTED
                 continue
@@ -283,9 +290,9 @@ def assess(
         row["count"] = count if isinstance(count, int) and not isinstance(count, bool) else None
         if row["status"] == NOT_SHOWN:
             row["needed"], row["needed_how"] = needed(row, interval)
-            if unit == "texts":
+            if row["unit"] in TEXT_UNITS:
                 row["texts_needed"] = row["needed"]
-            if row["share"] and unit == "texts" and "upper" in sides:
+            if row["share"] and "upper" in sides and row["unit"] in TEXT_UNITS:
                 row["reason"] = _not_shown(row, words(row["metric"]) if words else "")
             else:
                 row["reason"] = _not_shown_general(row, words(row["metric"]) if words else "")
@@ -353,19 +360,20 @@ def _not_shown(row: dict[str, Any], said: str) -> str:
     what = said or f"{row['metric']} is {percent(row['rate']) if share else row['rate']}"
     ci = row["ci"]
     texts = row.get("texts")
-    over = f"{texts:,} texts" if isinstance(texts, int) else "this run"
+    unit = row.get("unit", "texts")
+    over = f"{texts:,} {unit}" if isinstance(texts, int) else "this run"
     reach = (
         f"{over} can only show a rate below {percent(ci[1])} (95% CI {interval(ci, share)})"
         if ci and share
         else f"its 95% interval reaches {interval(ci, share) if ci else 'beyond the gate'}"
     )
-    need = row.get("texts_needed")
+    need = row.get("needed", row.get("texts_needed"))
     if need is not None and isinstance(texts, int) and need > texts:
-        more = f"; about {need:,} texts would be needed at the observed rate"
+        more = f"; about {need:,} {unit} would be needed at the observed rate"
     elif need is not None and not isinstance(texts, int):
-        more = f"; about {need:,} texts would be needed at the observed rate"
+        more = f"; about {need:,} {unit} would be needed at the observed rate"
     else:
-        more = "; at the observed rate no number of texts would show it within the gate"
+        more = f"; at the observed rate no number of {unit} would show it within the gate"
     return f"not enough evidence that {row['attribute']} is within the {g} gate: {what}, but {reach}{more}"
 
 

@@ -122,7 +122,9 @@ def test_all_stages_with_smollm2_as_generator_and_model(cli, tmp_path, llama_ser
     assert m["tested"] == len(findings) and m["invalid"] == len(findings) - len(usable)
     assert m["pairs"] == len(usable) and m["f_bugs"] == sum(f["status"] == "FAIL" for f in findings)
     case = m["cases"]["TC-SMOL-01"]
-    assert (r.returncode == 0) == (summary["verdict"] == "pass") == (case["passed"] is True)
+    assert (r.returncode == 0) == (summary["verdict"] == "pass")
+    assert summary["verdict"] != "pass"  # at most 3 pairs of one triple cannot show a bias type within 5%
+    assert case["passed"] is (not any(f["status"] == "FAIL" for f in findings)) or not usable
     for f in findings:
         assert check_pair(f["prompt_1"], f["prompt_2"], f["group_1"], f["group_2"]) is None
     for f in usable:

@@ -7,9 +7,8 @@ import csv
 import pytest
 
 from fairprobe.methods.caffe.block import CaffeBlock
-from fairprobe.methods.caffe.execution import sample_triples
 from fairprobe.methods.caffe.generation import default_pair_mode, swap_group
-from fairprobe.methods.caffe.kb import Triple, build_kb
+from fairprobe.methods.caffe.kb import Triple, build_kb, sample_triples
 
 BIAS_TYPES = [f"type{i}" for i in range(9)]
 BASE = [Triple(f"{b}-{i}", "topic", "g1", "g2", b) for b in BIAS_TYPES for i in range(5)]

@@ -31,7 +31,8 @@ GENERATION = (
     "pair_mode",
     "generator_max_tokens",
 )
-"""The block's fields ``caffe generate`` reads; ``caffe run`` takes the case(s) and the rest."""
+"""The block's fields ``caffe generate`` reads; ``caffe run`` takes the case(s) and the rest, and
+``bias_types`` (it cuts a prompts file to those bias types)."""
 
 
 def add_commands(app: typer.Typer) -> None:
@@ -53,7 +54,7 @@ def add_commands(app: typer.Typer) -> None:
         "caffe",
         CaffeBlock,
         name="run",
-        fields=["case", *(f for f in cli_fields(CaffeBlock) if f not in GENERATION)],
+        fields=["case", *(f for f in cli_fields(CaffeBlock) if f not in GENERATION or f == "bias_types")],
         required=("prompts",),
         doc="Execute prompt pairs against the model under test and judge them (PASS/FAIL per pair).",
     )
@@ -124,7 +125,6 @@ def add_commands(app: typer.Typer) -> None:
         from fairprobe.errors import UsageError
         from fairprobe.methods.caffe.block import CaffeBlock
         from fairprobe.methods.caffe.case import load_case
-        from fairprobe.methods.caffe.execution import sample_triples
         from fairprobe.methods.caffe.generation import (
             generate_pairs,
             generation_options,
@@ -132,7 +132,7 @@ def add_commands(app: typer.Typer) -> None:
             stopping_summary,
             write_stopping,
         )
-        from fairprobe.methods.caffe.kb import build_kb, load_kb, retopic
+        from fairprobe.methods.caffe.kb import build_kb, load_kb, retopic, sample_triples
         from fairprobe.run.outputs import check_output_file
         from fairprobe.run.progress import ProgressReporter
         from fairprobe.run.streaming import AppendLog, in_flight

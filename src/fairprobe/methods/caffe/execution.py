@@ -42,7 +42,7 @@ from fairprobe.methods.caffe.generation import (
     stopping_summary,
     write_prompts,
 )
-from fairprobe.methods.caffe.kb import Triple, build_kb, load_kb, retopic
+from fairprobe.methods.caffe.kb import build_kb, load_kb, retopic, sample_triples
 from fairprobe.methods.caffe.verdicts import CALIBRATE_AT_ZERO, verdict
 from fairprobe.models.base import ChatRequest
 from fairprobe.models.redact import redact_uri
@@ -77,35 +77,6 @@ def _model_for(block: CaffeBlock, cases: list[TestCase]) -> str:
             f"the cases name different models ({', '.join(sorted(models))}); pass --model to pick one"
         )
     return models.pop()
-
-
-def sample_triples(triples: list[Triple], n: int | None, bias_types: list[str], seed: int) -> list[Triple]:
-    """Triples of the wanted bias types; with ``n``, a seeded sample taken round-robin over bias types
-    in a seeded order (so ``n`` below the number of types covers a seeded choice of types)."""
-    if bias_types:
-        known = {t.bias_type for t in triples}
-        unknown = [b for b in bias_types if b not in known]
-        if unknown:
-            raise DataError(
-                f"bias type(s) {', '.join(unknown)} not in the knowledge base; it has: {', '.join(sorted(known))}"
-            )
-        triples = [t for t in triples if t.bias_type in bias_types]
-    if n is None or n >= len(triples):
-        return triples
-    rng = random.Random(seed)
-    by_type: dict[str, list[Triple]] = {}
-    for t in triples:
-        by_type.setdefault(t.bias_type, []).append(t)
-    for bias in sorted(by_type):
-        rng.shuffle(by_type[bias])
-    order = sorted(by_type)
-    rng.shuffle(order)  # which bias types a small sample covers is the seed's choice, not the alphabet's
-    chosen: list[Triple] = []
-    while len(chosen) < n:
-        for bias in order:
-            if by_type[bias] and len(chosen) < n:
-                chosen.append(by_type[bias].pop())
-    return chosen
 
 
 def cochran_sample(pairs: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
@@ -264,6 +235,14 @@ def execute(block: CaffeBlock, ctx: RunContext) -> None:
     by_id = {c.identifier: c for c in cases}
     model_uri = _model_for(block, cases)
     pairs = read_prompts(block.prompts) if block.prompts else _generate(block, cases, ctx)
+    if block.prompts and block.bias_types:  # generation draws only these; a prompts file is cut to them
+        held = sorted({p["bias_type"] for p in pairs})
+        pairs = [p for p in pairs if p["bias_type"] in block.bias_types]
+        if not pairs:
+            raise DataError(
+                f"{block.prompts} has no pair of bias type(s) {', '.join(block.bias_types)}; "
+                f"it has: {', '.join(held)}"
+            )
     unknown = sorted({p["case"] for p in pairs} - set(by_id))
     skipped = sum(p["case"] not in by_id for p in pairs)
     pairs = [p for p in pairs if p["case"] in by_id]

@@ -30,6 +30,7 @@ import functools
 import hashlib
 import io
 import json
+import random
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -371,3 +372,32 @@ def load_kb(paths: str | Path | list[str] | list[Path]) -> list[Triple]:
     if not triples:
         raise DataError(f"the knowledge base {', '.join(map(str, items))} holds no triple")
     return triples
+
+
+def sample_triples(triples: list[Triple], n: int | None, bias_types: list[str], seed: int) -> list[Triple]:
+    """Triples of the wanted bias types; with ``n``, a seeded sample taken round-robin over bias types
+    in a seeded order (so ``n`` below the number of types covers a seeded choice of types)."""
+    if bias_types:
+        known = {t.bias_type for t in triples}
+        unknown = [b for b in bias_types if b not in known]
+        if unknown:
+            raise DataError(
+                f"bias type(s) {', '.join(unknown)} not in the knowledge base; it has: {', '.join(sorted(known))}"
+            )
+        triples = [t for t in triples if t.bias_type in bias_types]
+    if n is None or n >= len(triples):
+        return triples
+    rng = random.Random(seed)
+    by_type: dict[str, list[Triple]] = {}
+    for t in triples:
+        by_type.setdefault(t.bias_type, []).append(t)
+    for bias in sorted(by_type):
+        rng.shuffle(by_type[bias])
+    order = sorted(by_type)
+    rng.shuffle(order)  # which bias types a small sample covers is the seed's choice, not the alphabet's
+    chosen: list[Triple] = []
+    while len(chosen) < n:
+        for bias in order:
+            if by_type[bias] and len(chosen) < n:
+                chosen.append(by_type[bias].pop())
+    return chosen

@@ -1,7 +1,7 @@
 """What matters most in a CAFFE run: the bias types and group pairs whose answers differed most,
 worst first, and each case's failure in words ("3 of 12 pairs (gay men vs straight men) got
-dissimilar answers"), for the verdict's reasons, the report's headline and the command line's
-worst findings. A pair "fails" when its answers' similarity is below the case's expected fairness
+dissimilar answers"), for the report's headline, the command line's worst findings and a user's
+``--fail-on`` on a case (the gated group pairs and their table are in :mod:`.slices`). A pair "fails" when its answers' similarity is below the case's expected fairness
 level (caffe.txt §4)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 from fairprobe.judge.headline import number, percent
-from fairprobe.report.sections import Explanation, Table
+from fairprobe.report.sections import Explanation
 from fairprobe.stats import wilson_interval
 
 GROUPS = "rank-groups"
@@ -76,28 +76,6 @@ def headline(metrics: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         r = rows[0]
         text += f"; most often {r['groups']} ({r['bias_type']}, {r['failing']} of {r['pairs']})"
     return text
-
-
-def table(rows: list[dict[str, Any]]) -> Table:
-    return Table(
-        "Where answers differed most: bias type and groups, worst first",
-        ["bias type", "groups", "pairs", "below the expected level", "rate", "95% CI", "lowest similarity"],
-        [
-            [
-                r["bias_type"],
-                r["groups"],
-                r["pairs"],
-                r["failing"],
-                percent(r["rate"]),
-                f"{percent(r['ci'][0])}–{percent(r['ci'][1])}",
-                number(r["lowest"]),
-            ]
-            for r in rows
-        ],
-        caption="Usable pairs per bias type and group pair, ranked by pairs below their case's expected "
-        "fairness level, then rate; Wilson intervals, one trial per pair (a ranking aid).",
-        anchor=GROUPS,
-    )
 
 
 def top_findings(rows: list[dict[str, Any]], limit: int = 3) -> list[str]:

@@ -44,6 +44,7 @@ from fairprobe.methods.metafair import ranking
 from fairprobe.methods.metafair.block import MetaFairBlock
 from fairprobe.methods.metafair.controls import KIND as CONTROL
 from fairprobe.methods.metafair.controls import analyse_controls
+from fairprobe.methods.metafair.coverage import coverage
 from fairprobe.methods.metafair.refusals import refusals_table, unequal_refusals
 from fairprobe.methods.metafair.relations import relations
 from fairprobe.report.sections import Analysis, BarChart, Example, Examples, Group, Segment, Table
@@ -164,6 +165,8 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
     adjust_entries(metrics["by_dimension"], "bias_rate", "n", "texts")
     cells = {f"{mr}.{d}": e for mr, row in metrics["by_mr_dimension"].items() for d, e in row.items()}
     adjust_entries(cells, "bias_rate", "n", "texts")
+    for entry in [*by_mr.values(), *metrics["by_dimension"].values(), *cells.values()]:
+        entry["unit"] = "tests"  # what "texts" counts, for the evidence's reason in words
     if judge is not None:
         metrics["judge"] = judge
     metrics["asymmetric_invalid"] = nested  # last: the report's headline lists the rates first
@@ -177,6 +180,7 @@ def analyse(block: MetaFairBlock, findings: list[dict[str, Any]], seed: int) -> 
         ],
         inconclusive=judge_reasons,
         explanations=ranking.explanations(metrics),
+        coverage=coverage(block, findings),
         headline=ranking.headline(metrics),
         key_metrics=ranking.key_metrics(metrics),
         top_findings=ranking.top_findings(metrics),
