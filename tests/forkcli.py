@@ -1,0 +1,303 @@
+"""The `fairprobe` executable for tests, without paying its start-up in every call: a fork server.
+
+Each call of the ``cli`` fixture used to start the console script as a new process, and every one
+paid Python's start-up and the imports of the command line (typer, pydantic, the technique
+packages, numpy, ...) before doing anything: about 1.5 s of CPU each, for some 600 calls a run.
+:class:`ForkCLI` starts one helper process per test process (per xdist worker) that imports all of
+that once and then, for each call, **forks** a child that runs the console script's entry point
+(``sys.exit(fairprobe.cli.main())``, as ``.venv/bin/fairprobe`` does) with the call's arguments,
+working folder, environment and ``PYTHONPATH``, its stdin on ``/dev/null`` and stdout/stderr in
+files. The child is a separate process like before: its exit status (or signal), its output, its
+global state, its signal handlers and the modules it imports (a test's ``py:`` model) are its own
+and gone when it exits; the interpreter's shutdown (atexit handlers, non-daemon threads) runs as in
+any process. What is not exercised is only the import of the command line itself.
+
+A child runs the real executable instead (``os.execve``, the same as ``subprocess.run``) when the
+helper cannot stand in faithfully:
+
+- the call's environment differs from the helper's in a variable a library may read at import time
+  (anything but ``FAIRPROBE_*``, ``PYTEST_*`` and ``PYTHONPATH``, which fairprobe reads when used);
+- a folder the call puts on ``PYTHONPATH`` holds a module the helper has already imported (a test
+  that shadows a package to see how the command fails);
+- ``FAIRPROBE_TEST_NO_FORK=1`` (set it to run every call as a real process, e.g. to compare).
+
+The helper is started with the test process's environment and ``sys.executable``, so the package
+(the worktree's ``src`` on ``PYTHONPATH``, or the installed copy) is the one a real call would load.
+The protocol is one JSON line per call on the helper's stdin and one JSON line back.
+"""
+
+from __future__ import annotations
+
+import json
+import locale
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+EXE = Path(sys.executable).parent / "fairprobe"
+"""The console script (the child's ``sys.argv[0]``, and what a fallback ``execve`` runs)."""
+
+# Read by fairprobe (or pytest) when used, never at import: a call may change them and still fork.
+RUNTIME_ENV_PREFIXES = ("FAIRPROBE_", "PYTEST_")
+RUNTIME_ENV = {"PYTHONPATH", "PWD", "OLDPWD", "COLUMNS", "LINES"}
+# Imported by the helper before it serves: what nearly every command imports. Libraries that read
+# settings from the environment at import time (huggingface_hub reads HF_HUB_OFFLINE, which
+# fairprobe sets just before loading an embedder) are left for the child to import.
+PRELOAD = (
+    "fairprobe.cli.commands",
+    "fairprobe.technique.registry",
+    "fairprobe.run.runner",
+    "fairprobe.report",
+    "numpy",
+    "pyarrow",
+    "pyarrow.parquet",
+    "spacy",
+    "torch",
+)
+
+
+class ForkCLI:
+    """Client: runs ``fairprobe ARGS`` through the helper; one helper per instance (per process)."""
+
+    HELPERS = 2
+    """Calls alternate between two helpers: each has its own string-hash seed (as every process has),
+    so two calls of one test hash strings differently, and a result that depends on a set's order
+    is caught as it would be between two real processes."""
+
+    def __init__(self) -> None:
+        self._procs: list[subprocess.Popen[bytes] | None] = [None] * self.HELPERS
+        self._lock = threading.Lock()
+        self._tmp = tempfile.TemporaryDirectory(prefix="forkcli-")
+        self._n = 0
+        self.forked = 0
+        self.executed = 0
+
+    def _start(self, i: int) -> subprocess.Popen[bytes]:
+        proc = self._procs[i]
+        if proc is None or proc.poll() is not None:
+            proc = self._procs[i] = subprocess.Popen(
+                [sys.executable, __file__],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=dict(os.environ),
+            )
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            if json.loads(line or b"{}").get("ready") is not True:
+                raise RuntimeError(f"the fairprobe fork helper did not start: {line[-500:]!r}")
+        return proc
+
+    def run(
+        self, args: list[str], *, cwd: Path | str, env: dict[str, str], timeout: float
+    ) -> subprocess.CompletedProcess[str]:
+        """As ``subprocess.run([EXE, *args], cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=timeout)``; raises :class:`subprocess.TimeoutExpired` the same way. A call made
+        while another is running (a test's threads) is that ``subprocess.run``, so both run at once."""
+        if not self._lock.acquire(blocking=False):
+            self.executed += 1
+            return subprocess.run(
+                [str(EXE), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+            )
+        try:
+            self._n += 1
+            out = Path(self._tmp.name) / f"{self._n}.out"
+            err = Path(self._tmp.name) / f"{self._n}.err"
+            request = {
+                "args": [str(a) for a in args],
+                "cwd": str(cwd),
+                "env": {str(k): str(v) for k, v in env.items()},
+                "timeout": timeout,
+                "stdout": str(out),
+                "stderr": str(err),
+                "exec": os.environ.get("FAIRPROBE_TEST_NO_FORK") == "1",
+            }
+            proc = self._start(self._n % self.HELPERS)
+            proc.stdin.write(json.dumps(request).encode() + b"\n")  # type: ignore[union-attr]
+            proc.stdin.flush()  # type: ignore[union-attr]
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            if not line:
+                raise RuntimeError("the fairprobe fork helper exited")
+            reply = json.loads(line)
+            if reply["forked"]:
+                self.forked += 1
+            else:
+                self.executed += 1
+            if os.environ.get("FORKCLI_LOG"):  # where each call ran, and why it did not fork
+                with open(os.environ["FORKCLI_LOG"], "a", encoding="utf-8") as log:
+                    how = "forked" if reply["forked"] else f"executed ({reply['why']})"
+                    log.write(f"{how}\t{' '.join(request['args'][:2])}\n")
+            stdout, stderr = _text(out), _text(err)
+            out.unlink(missing_ok=True)
+            err.unlink(missing_ok=True)
+        finally:
+            self._lock.release()
+        argv = [str(EXE), *request["args"]]
+        if reply["timed_out"]:
+            raise subprocess.TimeoutExpired(argv, timeout, output=stdout, stderr=stderr)
+        return subprocess.CompletedProcess(argv, reply["returncode"], stdout, stderr)
+
+    def close(self) -> None:
+        for i, proc in enumerate(self._procs):
+            if proc is None:
+                continue
+            proc.kill()  # it has nothing to save: no need to spend its interpreter's shutdown
+            proc.wait()
+            proc.stdin.close()  # type: ignore[union-attr]
+            proc.stdout.close()  # type: ignore[union-attr]
+            self._procs[i] = None
+        self._tmp.cleanup()
+
+
+def _text(path: Path) -> str:
+    """What ``subprocess.run(..., text=True)`` makes of the bytes: the locale's encoding, universal
+    newlines."""
+    data = path.read_bytes() if path.exists() else b""
+    text = data.decode(locale.getpreferredencoding(False))
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# ---------------------------------------------------------------------------------- the helper
+
+
+def _serve() -> None:  # pragma: no cover - runs in the helper process
+    import importlib
+    import select
+    import signal
+
+    requests = os.fdopen(os.dup(0), "rb", buffering=0)
+    replies = os.fdopen(os.dup(1), "wb", buffering=0)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)  # children read nothing; a stray print while importing goes nowhere
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    started_env = dict(os.environ)
+    started_pp = _pythonpath(started_env.get("PYTHONPATH", ""))
+    # sys.path as a console script in venv/bin would have it, less PYTHONPATH (set per call)
+    own = os.path.dirname(os.path.abspath(__file__))
+    base = [p for p in sys.path[1:] if p not in started_pp and p != own]
+    noise_file = tempfile.TemporaryFile()
+    stderr = os.dup(2)
+    os.dup2(noise_file.fileno(), 2)  # what the imports print: a real call would print it too
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="fairprobe.techniques"):  # imported, not registered: the child does
+        try:  # that (a plugin that fails to load warns in the child's stderr, as in any process)
+            ep.load()
+        except Exception:  # noqa: BLE001
+            pass
+    sys.stderr.flush()
+    os.dup2(stderr, 2)
+    os.close(stderr)
+    noise_file.seek(0)
+    noise = noise_file.read().decode(errors="replace")
+    noise_file.close()
+    if noise:  # every call runs the executable, which prints it itself
+        print(f"forkcli: the imports printed to stderr, so no call forks:\n{noise}", file=sys.stderr)
+    preloaded = {m.split(".")[0] for m in sys.modules}
+    replies.write(b'{"ready": true}\n')
+    while True:
+        line = _readline(requests)
+        if not line:
+            return
+        req = json.loads(line)
+        reason = "the imports printed to stderr" if noise else None
+        reason = reason or _exec_reason(req, started_env, set(base) | set(started_pp), preloaded)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            requests.close()
+            replies.close()
+            _child(req, base, reason is not None)  # never returns
+        pidfd = os.pidfd_open(pid)
+        ready, _, _ = select.select([pidfd], [], [], req["timeout"])
+        timed_out = not ready
+        if timed_out:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        os.close(pidfd)
+        reply = {
+            "returncode": os.waitstatus_to_exitcode(status),
+            "timed_out": timed_out,
+            "forked": reason is None,
+            "why": reason,
+        }
+        replies.write(json.dumps(reply).encode() + b"\n")
+
+
+def _readline(stream) -> bytes:  # pragma: no cover - helper process
+    chunks = []
+    while True:
+        c = stream.read(1)
+        if not c or c == b"\n":
+            return b"".join(chunks)
+        chunks.append(c)
+
+
+def _pythonpath(value: str) -> list[str]:
+    return [os.path.abspath(p) for p in value.split(os.pathsep) if p]
+
+
+def _exec_reason(req: dict, started_env: dict, known: set[str], preloaded: set[str]) -> str | None:
+    """Why this call must run the real executable (None: it can fork)."""
+    if req["exec"]:
+        return "FAIRPROBE_TEST_NO_FORK=1"
+    env = req["env"]
+    for key in set(env) | set(started_env):
+        if env.get(key) == started_env.get(key) or key in RUNTIME_ENV:
+            continue
+        if not key.startswith(RUNTIME_ENV_PREFIXES):
+            return f"environment variable {key} differs"
+    for folder in _pythonpath(env.get("PYTHONPATH", "")):
+        if folder in known or not os.path.isdir(folder):
+            continue
+        for entry in os.listdir(folder):
+            name = entry.split(".")[0]
+            package = entry == name and os.path.isfile(os.path.join(folder, entry, "__init__.py"))
+            if name in preloaded and (package or entry.endswith((".py", ".so"))):
+                return f"{os.path.join(folder, entry)} shadows the imported module {name}"
+    return None
+
+
+def _child(req: dict, base: list[str], exec_real: bool) -> None:  # pragma: no cover - forked child
+    """Become ``fairprobe ARGS`` in the call's folder, environment and output files."""
+    import importlib
+    import types
+
+    out = os.open(req["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    err = os.open(req["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    os.close(out)
+    os.close(err)
+    os.chdir(req["cwd"])
+    argv = [str(EXE), *req["args"]]
+    if exec_real:
+        os.execve(argv[0], argv, req["env"])
+    os.environ.clear()
+    os.environ.update(req["env"])
+    path = [str(EXE.parent), *_pythonpath(req["env"].get("PYTHONPATH", "")), *base]
+    sys.path[:] = list(dict.fromkeys(path))
+    importlib.invalidate_caches()
+    sys.argv = argv
+    sys.orig_argv = [sys.executable, *argv]
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:  # a fresh process seeds numpy's global generator from the OS (random: Python)
+        numpy.random.seed()
+    main_module = types.ModuleType("__main__")  # the console script's: spawn re-imports it by path
+    main_module.__file__ = str(EXE)
+    sys.modules["__main__"] = main_module
+    from fairprobe.cli import main
+
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    _serve()
