@@ -1,16 +1,19 @@
 """The `fairprobe` executable for tests, without paying its start-up in every call: a fork server.
 
 Each call of the ``cli`` fixture used to start the console script as a new process, and every one
-paid Python's start-up and the imports of the command line (typer, pydantic, the technique
-packages, numpy, ...) before doing anything: about 1.5 s of CPU each, for some 600 calls a run.
-:class:`ForkCLI` starts one helper process per test process (per xdist worker) that imports all of
-that once and then, for each call, **forks** a child that runs the console script's entry point
+paid Python's start-up, the imports of the command line (typer, pydantic, pyarrow, pandas, the
+technique packages) and their teardown at exit: ~1.35 s of CPU for a 10-row ``fairprobe run`` whose
+own work is ~0.16 s. Through this helper the same call costs ~0.27 s.
+:class:`ForkCLI` starts two helper processes per test process (per xdist worker; calls alternate
+between them, see :attr:`ForkCLI.HELPERS`) that import all of that once and then, for each call, **forks** a child that runs the console script's entry point
 (``sys.exit(fairprobe.cli.main())``, as ``.venv/bin/fairprobe`` does) with the call's arguments,
 working folder, environment and ``PYTHONPATH``, its stdin on ``/dev/null`` and stdout/stderr in
 files. The child is a separate process like before: its exit status (or signal), its output, its
 global state, its signal handlers and the modules it imports (a test's ``py:`` model) are its own
 and gone when it exits; the interpreter's shutdown (atexit handlers, non-daemon threads) runs as in
-any process. What is not exercised is only the import of the command line itself.
+any process, less the teardown of every module (:func:`_exit`). What is not exercised is the import
+of the command line and that teardown: the tests of how a process starts and ends (Ctrl-C, SIGKILL,
+signals) start the executable with ``subprocess``.
 
 A child runs the real executable instead (``os.execve``, the same as ``subprocess.run``) when the
 helper cannot stand in faithfully:
@@ -19,7 +22,10 @@ helper cannot stand in faithfully:
   (anything but ``FAIRPROBE_*``, ``PYTEST_*`` and ``PYTHONPATH``, which fairprobe reads when used);
 - a folder the call puts on ``PYTHONPATH`` holds a module the helper has already imported (a test
   that shadows a package to see how the command fails);
-- ``FAIRPROBE_TEST_NO_FORK=1`` (set it to run every call as a real process, e.g. to compare).
+- the helper's imports printed something to stderr (a warning that a real call would print): then
+  no call forks;
+- ``FAIRPROBE_TEST_NO_FORK=1`` (set it to run every call as a real process, e.g. to compare);
+  ``FORKCLI_LOG=FILE`` appends where each call ran, and why it did not fork.
 
 The helper is started with the test process's environment and ``sys.executable``, so the package
 (the worktree's ``src`` on ``PYTHONPATH``, or the installed copy) is the one a real call would load.

@@ -51,6 +51,8 @@ COSTS: dict[str, float] = {
     "tests/core/test_compare_words.py": 8.7,
     "tests/methods/test_hinter_template.py": 8.6,
     "tests/outputs/test_threads.py": 8.4,
+    # 74 short tests that call the CLI: ~26 CPU-s through the fork helper (tests/forkcli.py), 2026-11-29
+    "tests/reliability/test_bad_input_more.py": 26.0,
 }
 """Seconds per test file (path from the repository root), measured as the module docstring says."""
 
