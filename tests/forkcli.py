@@ -66,7 +66,8 @@ PRELOAD = (
 
 
 class ForkCLI:
-    """Client: runs ``fairprobe ARGS`` through the helper; one helper per instance (per process)."""
+    """Client: runs ``fairprobe ARGS`` through the helpers (:attr:`HELPERS` per instance, started on
+    first use; one instance per test process)."""
 
     HELPERS = 2
     """Calls alternate between two helpers: each has its own string-hash seed (as every process has),
@@ -101,6 +102,8 @@ class ForkCLI:
         """As ``subprocess.run([EXE, *args], cwd=cwd, env=env, capture_output=True, text=True,
         timeout=timeout)``; raises :class:`subprocess.TimeoutExpired` the same way. A call made
         while another is running (a test's threads) is that ``subprocess.run``, so both run at once."""
+        if not os.path.isdir(cwd):  # what subprocess raises, before any process starts
+            raise FileNotFoundError(2, "No such file or directory", str(cwd))
         if not self._lock.acquire(blocking=False):
             self.executed += 1
             return subprocess.run(
