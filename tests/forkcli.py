@@ -48,7 +48,16 @@ EXE = Path(sys.executable).parent / "fairprobe"
 
 # Read by fairprobe (or pytest) when used, never at import: a call may change them and still fork.
 RUNTIME_ENV_PREFIXES = ("FAIRPROBE_", "PYTEST_")
-RUNTIME_ENV = {"PYTHONPATH", "PWD", "OLDPWD", "COLUMNS", "LINES"}
+RUNTIME_ENV = {
+    "PYTHONPATH",
+    "PWD",
+    "OLDPWD",
+    "COLUMNS",
+    "LINES",
+    # set in the test process by libraries a test imported, and so in every child it starts:
+    "KMP_DUPLICATE_LIB_OK",  # threadpoolctl's setdefault("True"): the fork's own import sets it too
+    "TORCHINDUCTOR_CACHE_DIR",  # torch's compiler (read when it compiles, which no command does)
+}
 # Imported by the helper before it serves: what nearly every command imports. Libraries that read
 # settings from the environment at import time (huggingface_hub reads HF_HUB_OFFLINE, which
 # fairprobe sets just before loading an embedder) are left for the child to import.
