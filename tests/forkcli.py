@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import locale
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -55,9 +56,12 @@ RUNTIME_ENV = {
     "COLUMNS",
     "LINES",
     # set in the test process by libraries a test imported, and so in every child it starts:
-    "KMP_DUPLICATE_LIB_OK",  # threadpoolctl's setdefault("True"): the fork's own import sets it too
+    "KMP_DUPLICATE_LIB_OK",  # setdefault by threadpoolctl and scikit-learn: only Intel's OpenMP
+    "KMP_INIT_AT_FORK",  # reads these (setdefault by scikit-learn, joblib); torch here uses GNU's
     "TORCHINDUCTOR_CACHE_DIR",  # torch's compiler (read when it compiles, which no command does)
 }
+SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+"""Signals whose disposition a child takes from the test process at the time of the call."""
 # Imported by the helper before it serves: what nearly every command imports. Libraries that read
 # settings from the environment at import time (huggingface_hub reads HF_HUB_OFFLINE, which
 # fairprobe sets just before loading an embedder) are left for the child to import.
@@ -130,6 +134,10 @@ class ForkCLI:
                 "stdout": str(out),
                 "stderr": str(err),
                 "exec": os.environ.get("FAIRPROBE_TEST_NO_FORK") == "1",
+                # a child inherits the signals its parent ignores now (a test may ignore SIGINT a while)
+                "ignored": [
+                    name for name in SIGNALS if signal.getsignal(getattr(signal, name)) is signal.SIG_IGN
+                ],
             }
             proc = self._start(self._n % self.HELPERS)
             proc.stdin.write(json.dumps(request).encode() + b"\n")  # type: ignore[union-attr]
@@ -296,6 +304,12 @@ def _child(req: dict, base: list[str], exec_real: bool) -> None:  # pragma: no c
     os.close(out)
     os.close(err)
     os.chdir(req["cwd"])
+    for name in SIGNALS:  # what the caller ignores is ignored; else what a new Python process has
+        number = getattr(signal, name)
+        if name in req["ignored"]:
+            signal.signal(number, signal.SIG_IGN)
+        else:
+            signal.signal(number, signal.default_int_handler if name == "SIGINT" else signal.SIG_DFL)
     argv = [str(EXE), *req["args"]]
     if exec_real:
         os.execve(argv[0], argv, req["env"])

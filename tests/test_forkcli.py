@@ -120,3 +120,24 @@ def test_the_helpers_are_stopped_by_close(tmp_path, env):
     helpers = list(runner._procs)
     runner.close()
     assert all(h is not None and h.poll() is not None for h in helpers)
+
+
+def test_a_signal_the_test_ignores_is_ignored_in_the_call_as_in_a_real_child(fairprobe_exe, tmp_path, env):
+    """A child inherits the signals its parent ignores at the time it starts (a helper started
+    earlier must not decide it), and a SIGINT that is not ignored gets fairprobe's handler."""
+    import signal
+
+    (tmp_path / "sig.py").write_text(
+        "import signal\ndef classify(texts):\n"
+        "    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN\n"
+        "    return ['IGNORED' if ignored else 'HANDLED'] * len(texts)\n"
+    )
+    args = ["models", "check", "py:sig:classify"]
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        forked, real = fairprobe_exe.run(args, cwd=tmp_path, env=env, timeout=300), _real(args, tmp_path, env)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert "IGNORED" in forked.stdout and "IGNORED" in real.stdout, (forked.stdout, real.stdout)
+    forked, real = fairprobe_exe.run(args, cwd=tmp_path, env=env, timeout=300), _real(args, tmp_path, env)
+    assert "HANDLED" in forked.stdout and "HANDLED" in real.stdout, (forked.stdout, real.stdout)
