@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 from collections.abc import Iterator
@@ -24,6 +25,21 @@ from forkcli import ForkCLI
 
 # In CI (CI=true) a skip fails the run unless tests/expected_skips.txt lists it (tests/expected_skips.py).
 pytest_plugins = ["expected_skips", "suite_order"]
+
+
+_SIGINT_AT_START = signal.getsignal(signal.SIGINT)
+
+
+@pytest.fixture(autouse=True)
+def _sigint_as_at_start() -> Iterator[None]:
+    """Every test starts with the test process's SIGINT disposition as it was when the run started.
+    Code run in the test process can leave Ctrl-C ignored (``fairprobe.cli.main`` ignores a late Ctrl-C
+    once its command is done), and every `fairprobe` process a later test starts inherits an ignored
+    SIGINT: its own handler is then not installed, and a model's ``KeyboardInterrupt`` reads as the
+    user's Ctrl-C (exit 130 instead of 2)."""
+    if signal.getsignal(signal.SIGINT) is not _SIGINT_AT_START and _SIGINT_AT_START is not None:
+        signal.signal(signal.SIGINT, _SIGINT_AT_START)
+    yield
 
 
 @pytest.fixture(scope="session", autouse=True)
