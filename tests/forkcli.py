@@ -61,7 +61,10 @@ RUNTIME_ENV = {
     "TORCHINDUCTOR_CACHE_DIR",  # torch's compiler (read when it compiles, which no command does)
 }
 SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
-"""Signals whose disposition a child takes from the test process at the time of the call."""
+"""Signals whose disposition a child takes from the test process at the time of the call, except
+SIGINT: every call gets Python's Ctrl-C handling, as `fairprobe` typed in a terminal has, even when
+the test process ignores SIGINT (a background ``make test &``; ``childenv.default_sigint`` does the
+same for the tests that interrupt a child), so the command's own Ctrl-C handling is what is tested."""
 # Imported by the helper before it serves: what nearly every command imports. Libraries that read
 # settings from the environment at import time (huggingface_hub reads HF_HUB_OFFLINE, which
 # fairprobe sets just before loading an embedder) are left for the child to import.
@@ -134,9 +137,9 @@ class ForkCLI:
                 "stdout": str(out),
                 "stderr": str(err),
                 "exec": os.environ.get("FAIRPROBE_TEST_NO_FORK") == "1",
-                # a child inherits the signals its parent ignores now (a test may ignore SIGINT a while)
+                # a child inherits the signals its parent ignores now (SIGINT aside: see SIGNALS)
                 "ignored": [
-                    name for name in SIGNALS if signal.getsignal(getattr(signal, name)) is signal.SIG_IGN
+                    name for name in SIGNALS[1:] if signal.getsignal(getattr(signal, name)) is signal.SIG_IGN
                 ],
             }
             proc = self._start(self._n % self.HELPERS)
