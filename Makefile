@@ -10,7 +10,8 @@ STAMP := $(VENV)/.installed
 JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
 # A file's tests stay on one worker: module-scoped fixtures (a Ray cluster, a 100,000-finding run)
 # are built once; the run-wide models are shared through the run's temp root (tests/runshared.py).
-PYTEST := $(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile
+# Files are handed out longest first (tests/suite_order.py), not by number of tests (xdist's default).
+PYTEST := $(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile --no-loadscope-reorder
 
 .PHONY: install demo test test-all lint bench docs clean
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 from collections.abc import Iterator
@@ -20,9 +21,25 @@ from pathlib import Path
 
 import pytest
 from childenv import pythonpath
+from forkcli import ForkCLI
 
 # In CI (CI=true) a skip fails the run unless tests/expected_skips.txt lists it (tests/expected_skips.py).
-pytest_plugins = ["expected_skips"]
+pytest_plugins = ["expected_skips", "suite_order"]
+
+
+_SIGINT_AT_START = signal.getsignal(signal.SIGINT)
+
+
+@pytest.fixture(autouse=True)
+def _sigint_as_at_start() -> Iterator[None]:
+    """Every test starts with the test process's SIGINT disposition as it was when the run started.
+    Code run in the test process can leave Ctrl-C ignored (``fairprobe.cli.main`` ignores a late Ctrl-C
+    once its command is done), and every `fairprobe` process a later test starts inherits an ignored
+    SIGINT: its own handler is then not installed, and a model's ``KeyboardInterrupt`` reads as the
+    user's Ctrl-C (exit 130 instead of 2)."""
+    if signal.getsignal(signal.SIGINT) is not _SIGINT_AT_START and _SIGINT_AT_START is not None:
+        signal.signal(signal.SIGINT, _SIGINT_AT_START)
+    yield
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -62,19 +79,25 @@ def llama_server(smollm2_gguf: Path) -> Iterator[str]:
         yield base_url
 
 
-@pytest.fixture
-def cli(tmp_path: Path):
-    """Run the real `fairprobe` executable in tmp_path, with an isolated global cache and tmp_path on
-    PYTHONPATH (so `py:` models written there import)."""
-    import subprocess
-    import sys
+@pytest.fixture(scope="session")
+def fairprobe_exe() -> Iterator[ForkCLI]:
+    """The `fairprobe` executable, started as a fork of a process that has imported the command line
+    already (tests/forkcli.py): each call is its own process, without ~1.5 s of start-up each."""
+    runner = ForkCLI()
+    yield runner
+    runner.close()
 
-    exe = Path(sys.executable).parent / "fairprobe"
+
+@pytest.fixture
+def cli(tmp_path: Path, fairprobe_exe: ForkCLI):
+    """Run the real `fairprobe` executable in tmp_path, with an isolated global cache and tmp_path on
+    PYTHONPATH (so `py:` models written there import). Each call is a separate process (a fork of
+    the `fairprobe_exe` helper, or the executable itself where the helper cannot stand in)."""
+    import subprocess
+
     env = {**os.environ, "FAIRPROBE_CACHE": str(tmp_path / "cache.db"), "PYTHONPATH": pythonpath(tmp_path)}
 
     def run(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [str(exe), *args], cwd=cwd or tmp_path, env=env, capture_output=True, text=True, timeout=timeout
-        )
+        return fairprobe_exe.run(list(args), cwd=cwd or tmp_path, env=env, timeout=timeout)
 
     return run

@@ -65,6 +65,7 @@ class LatencyServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.posts = 0
+        self.answered = 0  # chat answers written to their sockets
 
     def _delay(self, raw: bytes) -> float:
         if not self.jitter:
@@ -134,6 +135,8 @@ class LatencyServer:
                         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                     },
                 )
+                with server.lock:
+                    server.answered += 1
 
         self.httpd = _Server(("127.0.0.1", self._port), Handler)
         threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()

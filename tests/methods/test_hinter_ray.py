@@ -113,7 +113,9 @@ def cluster():
         for proc in procs:
             with contextlib.suppress(psutil.Error):
                 proc.terminate()
-        _, alive = psutil.wait_procs(procs, timeout=15)
+        # a throw-away cluster: what has not stopped in 3 s is killed (some of Ray's processes outlived
+        # 15 s after SIGTERM, the longest teardown of the suite)
+        _, alive = psutil.wait_procs(procs, timeout=3)
         for proc in alive:
             with contextlib.suppress(psutil.Error):
                 proc.kill()

@@ -32,10 +32,21 @@ def test_429_waits_retry_after_seconds_then_succeeds() -> None:
 
 def test_500_is_retried_with_backoff_until_success() -> None:
     with FaultServer(script=[("500",), ("500",)]) as fault:
-        assert _ask(fault, "again", backoff=0.1) == "echo: again"
+        model = load_chat(fault.uri, **{**FAST, "backoff": 0.1})
+        delays: list[float] = []
+        chosen = model._delay
+
+        def recorded(attempt: int, retry_after: float | None) -> float:  # the real back-off, noted
+            delays.append(chosen(attempt, retry_after))
+            return delays[-1]
+
+        model._delay = recorded  # type: ignore[method-assign]
+        assert model.chat([ChatRequest.of("again")])[0].text == "echo: again"
         gaps = [b.at - a.at for a, b in zip(fault.posts, fault.posts[1:], strict=False)]
     assert fault.post_count == 3
-    assert 0.1 <= gaps[0] < 0.2 and gaps[1] >= 0.2  # 0.1 s then 0.2 s, each plus up to 50% jitter
+    # 0.1 s then 0.2 s, each plus up to 50% jitter (the delays chosen: a loaded machine cannot stretch them)
+    assert 0.1 <= delays[0] <= 0.15 and 0.2 <= delays[1] <= 0.3
+    assert gaps[0] >= delays[0] - 1e-3 and gaps[1] >= delays[1] - 1e-3  # and each one was waited
 
 
 def test_timeout_is_retried_then_model_error() -> None:

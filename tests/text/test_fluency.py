@@ -47,7 +47,7 @@ def shuffled(sentence: str, rng: random.Random) -> str:
 @pytest.fixture(scope="module")
 def lm() -> LMFluencyScorer:
     pytest.importorskip("llama_cpp")
-    return LMFluencyScorer("embedded:smollm2", n_ctx=64, n_threads=2)
+    return LMFluencyScorer("embedded:smollm2", n_ctx=64, n_threads=1)
 
 
 def test_grammatical_sentences_score_higher_than_their_word_shuffles(lm):
@@ -64,7 +64,7 @@ def test_lm_scores_are_cached_deterministic_and_truncated(lm):
     text = SENTENCES[0]
     first = lm.score([text, text])
     assert first[0] == first[1] and lm.cache[text] == first[0]
-    again = LMFluencyScorer(f"gguf:{lm.path}", n_ctx=64, n_threads=2).score([text])
+    again = LMFluencyScorer(f"gguf:{lm.path}", n_ctx=64, n_threads=1).score([text])
     assert again == [first[0]]
     long = " ".join(SENTENCES * 4)  # far more than 64 tokens
     longer = long + " Then everybody went home and slept for a very long time."

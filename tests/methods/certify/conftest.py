@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -45,16 +46,32 @@ def train_cli(out: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
 
 
+def _build_tiny_model(folder: Path) -> None:
+    r = train_cli(folder / "adult", "--task", "adult-gender", "--ablation")
+    assert r.returncode == 0, r.stderr[-2000:]
+    (folder / "train.stderr").write_text(r.stderr)  # the progress lines (test_progress.py)
+
+
+def _build_in_background(root: Path) -> None:
+    try:
+        built_once(root, "certify-adult", _build_tiny_model)
+    except BaseException:  # noqa: BLE001 - the fixture builds again and reports the failure
+        pass
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start training the tiny model (~26 s of CPU) on a background thread as soon as the run knows
+    a test needs it, so no worker sits waiting for it when its first certificate test starts (the
+    files that use it are not handed out first: tests/suite_order.py)."""
+    if any("tiny_model" in getattr(item, "fixturenames", ()) for item in session.items):
+        root = run_root(session.config._tmp_path_factory)  # type: ignore[attr-defined]
+        threading.Thread(target=_build_in_background, args=(root,), daemon=True).start()
+
+
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
     """Trained once per test run: the xdist workers share it (read-only) through the run's temp root."""
-
-    def build(folder: Path) -> None:
-        r = train_cli(folder / "adult", "--task", "adult-gender", "--ablation")
-        assert r.returncode == 0, r.stderr[-2000:]
-        (folder / "train.stderr").write_text(r.stderr)  # the progress lines (test_progress.py)
-
-    return built_once(run_root(tmp_path_factory), "certify-adult", build) / "adult"
+    return built_once(run_root(tmp_path_factory), "certify-adult", _build_tiny_model) / "adult"
 
 
 @pytest.fixture(scope="session")
