@@ -73,9 +73,16 @@ def hf_kind(target: str) -> Literal["classifier", "chat"]:
     return _KINDS[key]
 
 
+def architectures(source: str, local: bool, target: str) -> list[str]:
+    """The ``architectures`` listed in ``hf:target``'s config (``[]`` when it lists none)."""
+    config = load_hf(
+        lambda: _transformers().AutoConfig.from_pretrained(source, local_files_only=local), target
+    )
+    return list(getattr(config, "architectures", None) or [])
+
+
 def _read_kind(source: str, local: bool, target: str) -> Literal["classifier", "chat"]:
-    config = _load(lambda: _transformers().AutoConfig.from_pretrained(source, local_files_only=local), target)
-    archs = list(getattr(config, "architectures", None) or [])
+    archs = architectures(source, local, target)
     if any(a.endswith("ForSequenceClassification") for a in archs):
         return "classifier"
     if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
@@ -86,7 +93,8 @@ def _read_kind(source: str, local: bool, target: str) -> Literal["classifier", "
     )
 
 
-def _load(fn: Any, target: str) -> Any:
+def load_hf(fn: Any, target: str) -> Any:
+    """``fn()`` (a transformers ``from_pretrained``), its load error one :class:`ModelError` line."""
     try:
         return fn()
     except (OSError, ValueError) as exc:
@@ -116,10 +124,10 @@ class HFClassifier:
     def __init__(self, target: str, *, batch_size: int = 32, threshold: float = 0.5, device: str = "cpu"):
         tf = _transformers()
         source, local = resolve_source(target)
-        self.tokenizer = _load(
+        self.tokenizer = load_hf(
             lambda: tf.AutoTokenizer.from_pretrained(source, local_files_only=local), target
         )
-        self.model = _load(
+        self.model = load_hf(
             lambda: tf.AutoModelForSequenceClassification.from_pretrained(source, local_files_only=local),
             target,
         )
@@ -174,10 +182,10 @@ class HFChat:
     def __init__(self, target: str, *, device: str = "cpu"):
         tf = _transformers()
         source, local = resolve_source(target)
-        self.tokenizer = _load(
+        self.tokenizer = load_hf(
             lambda: tf.AutoTokenizer.from_pretrained(source, local_files_only=local), target
         )
-        self.model = _load(
+        self.model = load_hf(
             lambda: tf.AutoModelForCausalLM.from_pretrained(source, local_files_only=local), target
         )
         self.model.to(device).eval()

@@ -57,11 +57,11 @@ class MaskedLMScorer:
         import torch
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-        from fairprobe.models.hf_backend import _load
+        from fairprobe.models.hf_backend import load_hf
 
         self._torch = torch
-        self._tok = _load(lambda: AutoTokenizer.from_pretrained(source, local_files_only=local), model_id)
-        self._model = _load(
+        self._tok = load_hf(lambda: AutoTokenizer.from_pretrained(source, local_files_only=local), model_id)
+        self._model = load_hf(
             lambda: AutoModelForMaskedLM.from_pretrained(source, local_files_only=local), model_id
         ).eval()
         if self._tok.mask_token_id is None:

@@ -29,6 +29,7 @@ import threading
 from typing import Any
 
 import numpy as np
+from scipy.special import log_softmax
 
 from fairprobe.errors import ModelError
 from fairprobe.models.base import INVALID, Fingerprint, Prediction
@@ -43,11 +44,6 @@ def supports_likelihood(uri: str) -> bool:
     if u.scheme == "embedded":
         return u.target == "smollm2"
     return u.scheme in LIKELIHOOD_SCHEMES
-
-
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    m = logits.max(axis=-1, keepdims=True)
-    return logits - m - np.log(np.exp(logits - m).sum(axis=-1, keepdims=True))
 
 
 class GGUFScorer:
@@ -109,7 +105,7 @@ class GGUFScorer:
                     self._llama.eval(whole)
                     fresh = True
                 logits = np.asarray(self._llama.scores[start - 1 : len(whole) - 1], dtype=np.float64)
-                picked = _log_softmax(logits)[np.arange(len(whole) - start), whole[start:]]
+                picked = log_softmax(logits, axis=-1)[np.arange(len(whole) - start), whole[start:]]
                 out.append((float(picked.sum()), len(whole) - start))
         return out
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from scipy.special import log_softmax
 
 from fairprobe.errors import ModelError
 from fairprobe.models.base import Fingerprint
@@ -64,12 +65,9 @@ def likelihood_kind(target: str) -> Kind:
     source, local, gguf_file = split_gguf(target)
     if gguf_file:
         return "causal"
-    from transformers import AutoConfig
+    from fairprobe.models.hf_backend import architectures
 
-    from fairprobe.models.hf_backend import _load
-
-    config = _load(lambda: AutoConfig.from_pretrained(source, local_files_only=local), target)
-    archs = list(getattr(config, "architectures", None) or [])
+    archs = architectures(source, local, target)
     if any(a.endswith("ForMaskedLM") for a in archs):
         return "masked"
     if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
@@ -78,11 +76,6 @@ def likelihood_kind(target: str) -> Kind:
         f"hf:{target} has architectures {archs or 'unknown'}, which score no likelihood; the likelihood "
         "benchmarks take a causal LM (*ForCausalLM) or, for crows-pairs, a masked LM (*ForMaskedLM)"
     )
-
-
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    m = logits.max(axis=-1, keepdims=True)
-    return logits - m - np.log(np.exp(logits - m).sum(axis=-1, keepdims=True))
 
 
 class HFCausalScorer:
@@ -96,7 +89,7 @@ class HFCausalScorer:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from fairprobe.models.hf_backend import _load
+        from fairprobe.models.hf_backend import load_hf
 
         source, local, gguf_file = split_gguf(target)
         extra = {"gguf_file": gguf_file} if gguf_file else {}
@@ -107,10 +100,10 @@ class HFCausalScorer:
                 raise ModelError(
                     "reading a GGUF file with transformers needs the gguf package: pip install 'fairprobe[hf]'"
                 ) from None
-        self._tok = _load(
+        self._tok = load_hf(
             lambda: AutoTokenizer.from_pretrained(source, local_files_only=local, **extra), target
         )
-        self._model = _load(
+        self._model = load_hf(
             lambda: AutoModelForCausalLM.from_pretrained(source, local_files_only=local, **extra), target
         ).eval()
         self._torch = torch
@@ -139,7 +132,7 @@ class HFCausalScorer:
             start -= 1
         with self._torch.no_grad():
             logits = self._model(self._torch.tensor([whole])).logits[0].double().numpy()
-        logp = _log_softmax(logits[start - 1 : len(whole) - 1])
+        logp = log_softmax(logits[start - 1 : len(whole) - 1], axis=-1)
         return float(logp[np.arange(len(whole) - start), whole[start:]].sum()), len(whole) - start
 
 
