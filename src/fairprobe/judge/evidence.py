@@ -121,6 +121,27 @@ def slice_family(slices: Iterable[Slice], *, what: str) -> dict[str, Any]:
     }
 
 
+def slice_labels(rates: dict[str, Any]) -> list[str]:
+    """The slice labels in a family's ``rates`` (:func:`slice_family`): the keys with ``<label>_n``."""
+    return [k for k in rates if f"{k}_n" in rates]
+
+
+def adjusted_for(node: dict[str, Any], label: str) -> str:
+    """A slice's multiplicity note in words: "adjusted for the 54 word pairs tested (Bonferroni: 44.3–99.8%)"."""
+    adj = interval(node["rates"][f"{label}_adj_ci"])
+    return f"adjusted for the {node.get('tested', 0):,} {node['what']} tested ({node['adjustment']}: {adj})"
+
+
+def slice_cells(rates: dict[str, Any], label: str) -> list[str]:
+    """A slice's table cells: "8 of 11", its rate, its 95% interval and its corrected interval."""
+    return [
+        f"{rates[f'{label}_count']} of {rates[f'{label}_n']}",
+        percent(rates[label]),
+        interval(rates[f"{label}_ci"]),
+        interval(rates[f"{label}_adj_ci"]),
+    ]
+
+
 def adjust_entries(entries: dict[str, dict[str, Any]], rate: str, n: str, texts: str | None = None) -> None:
     """Add ``<rate>_adj_ci`` to each entry of a family of dict entries (Meta-Fair's ``by_mr``):
     Clopper–Pearson over the entry's texts (``texts`` key, else ``n``) at the Bonferroni level for

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from fairprobe.judge.evidence import ADJUSTMENT, Slice, slice_family
-from fairprobe.judge.headline import interval, number, percent
+from fairprobe.judge.evidence import ADJUSTMENT, Slice, adjusted_for, slice_cells, slice_family, slice_labels
+from fairprobe.judge.headline import number
 from fairprobe.report.sections import Explanation, Table
 
 GROUP_PAIR = "group_pair"
@@ -80,23 +80,17 @@ def family(findings: list[dict[str, Any]]) -> dict[str, Any]:
     return {GROUP_PAIR: slice_family(slices, what="group pairs")}
 
 
-def _labels(rates: dict[str, Any]) -> list[str]:
-    return [k for k in rates if f"{k}_n" in rates]
-
-
 def explanations(slices: dict[str, Any]) -> dict[str, Explanation]:
     """How a group pair reads in a failure's reason: "women vs men: 7 of 10 prompt pairs answered
     unalike (70%, 95% CI ...), ...; adjusted for the 12 group pairs tested (Bonferroni: ...)"."""
     node = slices.get(GROUP_PAIR, {})
-    rates, m = node.get("rates", {}), node.get("tested", 0)
+    rates = node.get("rates", {})
     out = {}
-    for label in _labels(rates):
+    for label in slice_labels(rates):
         if not rates[f"{label}_count"]:
             continue
-        adj = interval(rates[f"{label}_adj_ci"])
-        note = f"adjusted for the {m:,} {node['what']} tested ({node['adjustment']}: {adj})"
         out[f"slices.{GROUP_PAIR}.rates.{label}"] = Explanation(
-            f"{label}: {{count}} of {{n}} {UNIT} answered unalike", note, ANCHOR
+            f"{label}: {{count}} of {{n}} {UNIT} answered unalike", adjusted_for(node, label), ANCHOR
         )
     return out
 
@@ -138,16 +132,13 @@ def table(slices: dict[str, Any], findings: list[dict[str, Any]]) -> Table:
         if isinstance(level, int | float):
             lowest[label] = min(lowest.get(label, 9.0), float(level))
     ranked = sorted(
-        _labels(rates), key=lambda k: (-rates[f"{k}_adj_ci"][0], -rates[f"{k}_count"], -rates[k], k)
+        slice_labels(rates), key=lambda k: (-rates[f"{k}_adj_ci"][0], -rates[f"{k}_count"], -rates[k], k)
     )
     rows = [
         [
             label,
             bias.get(label, ""),
-            f"{rates[f'{label}_count']} of {rates[f'{label}_n']}",
-            percent(rates[label]),
-            interval(rates[f"{label}_ci"]),
-            interval(rates[f"{label}_adj_ci"]),
+            *slice_cells(rates, label),
             number(lowest.get(label)),
         ]
         for label in ranked[:SHOWN_ROWS]

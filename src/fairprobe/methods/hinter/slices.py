@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 import pyarrow.compute as pc
 
-from fairprobe.judge.evidence import Slice, slice_family
-from fairprobe.judge.headline import interval, percent
+from fairprobe.judge.evidence import Slice, adjusted_for, slice_cells, slice_family, slice_labels
+from fairprobe.judge.headline import percent
 from fairprobe.report.sections import Explanation, Table
 from fairprobe.stats import cluster_mean_intervals
 
@@ -233,13 +233,12 @@ def explanations(slices: dict[str, Any]) -> dict[str, Explanation]:
         (GROUP, 'mutants that introduce "{label}" changed the answer for {{count}} of {{n}}'),
     ):
         node = slices.get(family, {})
-        rates, m = node.get("rates", {}), node.get("tested", 0)
-        for label in _labels(rates):
+        rates = node.get("rates", {})
+        for label in slice_labels(rates):
             if not rates[f"{label}_count"]:
                 continue
-            adj = rates[f"{label}_adj_ci"]
             weak = rates[f"{label}_fragile"]
-            note = f"adjusted for the {m:,} {node['what']} tested ({node['adjustment']}: {interval(adj)})"
+            note = adjusted_for(node, label)
             if weak:
                 note += f"; {weak} of the changes came from fragile texts"
             before, arrow, after = label.partition("→")
@@ -252,10 +251,6 @@ def explanations(slices: dict[str, Any]) -> dict[str, Explanation]:
             anchor = ANCHOR if family == WORD_PAIR else GROUP_ANCHOR
             out[f"slices.{family}.rates.{label}"] = Explanation(text.format(label=label), note, anchor)
     return out
-
-
-def _labels(rates: dict[str, Any]) -> list[str]:
-    return [k for k in rates if f"{k}_n" in rates]
 
 
 def shift_words(node: dict[str, Any], label: str) -> str:
@@ -292,7 +287,7 @@ def table(slices: dict[str, Any]) -> Table:
     node = slices.get(WORD_PAIR, {})
     rates = node.get("rates", {})
     scored = bool(node.get("score_shift"))
-    labels = sorted(_labels(rates), key=lambda k: (-rates[f"{k}_adj_ci"][0], -rates[f"{k}_count"], k))
+    labels = sorted(slice_labels(rates), key=lambda k: (-rates[f"{k}_adj_ci"][0], -rates[f"{k}_count"], k))
     rows = []
     for label in labels[:SHOWN_ROWS]:
         before, _, after = label.partition("→")
@@ -305,10 +300,7 @@ def table(slices: dict[str, Any]) -> Table:
         rows.append(
             [
                 label,
-                f"{rates[f'{label}_count']} of {rates[f'{label}_n']}",
-                percent(rates[label]),
-                interval(rates[f"{label}_ci"]),
-                interval(rates[f"{label}_adj_ci"]),
+                *slice_cells(rates, label),
                 rates[f"{label}_texts"],
                 reverse,
                 _directions(node, label),
@@ -357,14 +349,11 @@ def group_table(slices: dict[str, Any]) -> Table:
     node = slices.get(GROUP, {})
     rates = node.get("rates", {})
     scored = bool(node.get("score_shift"))
-    labels = sorted(_labels(rates), key=lambda k: (-rates[f"{k}_adj_ci"][0], -rates[f"{k}_count"], k))
+    labels = sorted(slice_labels(rates), key=lambda k: (-rates[f"{k}_adj_ci"][0], -rates[f"{k}_count"], k))
     rows = [
         [
             label,
-            f"{rates[f'{label}_count']} of {rates[f'{label}_n']}",
-            percent(rates[label]),
-            interval(rates[f"{label}_ci"]),
-            interval(rates[f"{label}_adj_ci"]),
+            *slice_cells(rates, label),
             rates[f"{label}_texts"],
             rates[f"{label}_fragile"],
             *([shift_words(node, label)] if scored else []),
