@@ -64,9 +64,6 @@ SHOWN = "shown"
 NOT_SHOWN = "not shown"
 FAILS = "fails"
 UNTESTED = "untested"
-TEXT_UNITS = ("texts", "tests", "knowledge-base triples")
-"""The units a rate's ``_texts`` count is in (HInter: texts; Meta-Fair: tests; CAFFE's bias types:
-knowledge-base triples): the one trial per cluster of the slice intervals, reported as ``texts_needed``."""
 
 
 @dataclass
@@ -311,9 +308,8 @@ def assess(
         row["count"] = count if isinstance(count, int) and not isinstance(count, bool) else None
         if row["status"] == NOT_SHOWN:
             row["needed"], row["needed_how"] = needed(row, interval)
-            if row["unit"] in TEXT_UNITS:
+            if row["share"] and "upper" in sides:  # a rate over texts (tests, triples) gated from above
                 row["texts_needed"] = row["needed"]
-            if row["share"] and "upper" in sides and row["unit"] in TEXT_UNITS:
                 row["reason"] = _not_shown(row, words(row["metric"]) if words else "")
             else:
                 row["reason"] = _not_shown_general(row, words(row["metric"]) if words else "")
